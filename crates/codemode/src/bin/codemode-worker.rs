@@ -1,0 +1,36 @@
+//! `codemode-worker`: the sandbox process. It runs one program pass at a time for the host that started it,
+//! speaking the pipe protocol on stdin/stdout, and exits when the host goes away.
+
+use codemode::sandbox::{Channel, prewarm, serve};
+use std::time::Duration;
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--prewarm") {
+        prewarm();
+    }
+    exit_when_orphaned();
+    let channel = Channel::new(
+        Box::new(std::io::stdin().lock()),
+        Box::new(std::io::stdout().lock()),
+    );
+    serve(&channel);
+}
+
+/// A worker stuck in a busy loop never reads stdin, so it would not notice its host dying; a small thread
+/// watches the parent instead.
+fn exit_when_orphaned() {
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    let _ = std::thread::Builder::new()
+        .name("orphan-watch".to_owned())
+        .stack_size(64 * 1024)
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(500));
+                // SAFETY: as above.
+                if unsafe { libc::getppid() } != parent {
+                    std::process::exit(0);
+                }
+            }
+        });
+}

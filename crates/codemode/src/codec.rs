@@ -1,0 +1,82 @@
+//! The storage codec's rules on the host side: how recorded arguments compare, how big a durable value is,
+//! and the reference's messages for values that cannot be recorded.
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The envelope key for binary values (`Uint8Array`, `ArrayBuffer`, other views).
+pub const BINARY_ENVELOPE: &str = "__codemode_binary_v1__";
+/// The envelope key for `BigInt` values.
+pub const BIGINT_ENVELOPE: &str = "__codemode_bigint_v1__";
+/// The largest durable value, in UTF-16 code units of its serialisation.
+pub const MAX_DURABLE_VALUE: usize = 1_000_000;
+
+/// Whether a call's arguments match the recorded ones (reference §3.4): key order never matters, and when
+/// either side has no arguments (or cannot be read) the check is skipped.
+pub fn same_arguments(recorded: Option<&RawValue>, attempted: Option<&RawValue>) -> bool {
+    let (Some(recorded), Some(attempted)) = (recorded, attempted) else {
+        return true;
+    };
+    if recorded.get() == attempted.get() {
+        return true;
+    }
+    match (
+        serde_json::from_str::<Value>(recorded.get()),
+        serde_json::from_str::<Value>(attempted.get()),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => true,
+    }
+}
+
+/// The length JavaScript would report for this text.
+pub fn utf16_len(text: &str) -> usize {
+    text.chars().map(char::len_utf16).sum()
+}
+
+/// `<what> is too large to record durably (…)` (reference §7.1).
+pub fn too_large_message(what: &str, size: usize) -> String {
+    format!(
+        "{what} is too large to record durably ({size} bytes > {MAX_DURABLE_VALUE} byte limit). Write large data to a file or workspace instead and pass/return a small reference (such as a path)."
+    )
+}
+
+/// `<what> could not be recorded durably (not serializable: …)` (reference §7.1).
+pub fn not_serializable_message(what: &str, reason: &str) -> String {
+    format!(
+        "{what} could not be recorded durably (not serializable: {reason}). Only JSON-compatible values (plus binary and bigint) can cross a durable replay boundary."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).expect("valid json")
+    }
+
+    #[test]
+    fn key_order_never_matters() {
+        assert!(same_arguments(
+            Some(&raw(r#"{"a":1,"b":[1,{"c":2,"d":3}]}"#)),
+            Some(&raw(r#"{"b":[1,{"d":3,"c":2}],"a":1}"#))
+        ));
+        assert!(!same_arguments(
+            Some(&raw(r#"{"a":1}"#)),
+            Some(&raw(r#"{"a":2}"#))
+        ));
+        assert!(!same_arguments(Some(&raw("[1,2]")), Some(&raw("[2,1]"))));
+    }
+
+    #[test]
+    fn missing_arguments_skip_the_check() {
+        assert!(same_arguments(None, Some(&raw("{}"))));
+        assert!(same_arguments(Some(&raw("{}")), None));
+    }
+
+    #[test]
+    fn sizes_count_utf16_units() {
+        assert_eq!(utf16_len("a😀"), 3);
+    }
+}

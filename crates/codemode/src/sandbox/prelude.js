@@ -1,0 +1,135 @@
+// Installs the sandbox's globals: one namespace per connector, `codemode`, and `console`.
+// Runs once per fresh context before the program, so it captures the intrinsics it needs before any program
+// code can replace them; the natives it receives are never reachable from the program.
+(function (natives, connectorNames, captureConsole) {
+  "use strict";
+  const G = globalThis;
+  const stringify = JSON.stringify;
+  const parse = JSON.parse;
+  const isView = ArrayBuffer.isView;
+  const isArray = Array.isArray;
+  const U8 = Uint8Array;
+  const AB = ArrayBuffer;
+  const BI = BigInt;
+  const Str = String;
+  const Err = Error;
+  const P = Proxy;
+  const define = Object.defineProperty;
+  const freeze = Object.freeze;
+  const create = Object.create;
+  const BINARY = "__codemode_binary_v1__";
+  const BIGINT = "__codemode_bigint_v1__";
+
+  function replacer(key, value) {
+    if (typeof value === "bigint") return { [BIGINT]: Str(value) };
+    if (value !== null && typeof value === "object") {
+      if (value instanceof AB) {
+        return { [BINARY]: "ArrayBuffer", data: natives.b64(new U8(value)) };
+      }
+      if (isView(value)) {
+        const bytes = new U8(value.buffer, value.byteOffset, value.byteLength);
+        return { [BINARY]: value instanceof U8 ? "Uint8Array" : "ArrayBufferView", data: natives.b64(bytes) };
+      }
+    }
+    return value;
+  }
+
+  function reviver(key, value) {
+    if (value !== null && typeof value === "object" && !isArray(value)) {
+      const kind = value[BINARY];
+      if (typeof kind === "string" && typeof value.data === "string") {
+        const bytes = natives.unb64(value.data);
+        return kind === "ArrayBuffer" ? bytes.buffer : bytes;
+      }
+      const digits = value[BIGINT];
+      if (typeof digits === "string") return BI(digits);
+    }
+    return value;
+  }
+
+  const encode = (value) => stringify(value, replacer);
+  const decode = (text) => (text === undefined ? undefined : parse(text, reviver));
+  const messageOf = (e) => {
+    try {
+      if (e !== null && (typeof e === "object" || typeof e === "function") && e.message !== undefined) {
+        return Str(e.message);
+      }
+      return Str(e);
+    } catch (_) {
+      return "the value could not be converted to a string";
+    }
+  };
+
+  // [json, error]: what crosses the durable boundary, or why it cannot.
+  function encodeOrError(value) {
+    try {
+      return [encode(value), undefined];
+    } catch (e) {
+      return [undefined, messageOf(e)];
+    }
+  }
+
+  function namespace(connector) {
+    return new P(freeze(create(null)), {
+      get(_, name) {
+        const method = Str(name);
+        return async function (args) {
+          const [json, error] = encodeOrError(args);
+          return decode(natives.call(connector, method, json, error));
+        };
+      },
+    });
+  }
+
+  async function step(name, fn) {
+    const decision = natives.stepDecide(Str(name));
+    if (decision.replay) return decode(decision.value);
+    const value = await fn();
+    const [json, error] = encodeOrError(value);
+    natives.stepRecord(decision.seq, json, error);
+    return value;
+  }
+
+  const search = async (query) => decode(natives.search(Str(query)));
+  const describe = async (target) => decode(natives.describe(Str(target)));
+  const run = async (name, input) => decode(natives.snippet(Str(name), stringify(input)));
+
+  const codemode = new P(freeze(create(null)), {
+    get(_, name) {
+      const n = Str(name);
+      if (n === "step") return step;
+      if (n === "search") return search;
+      if (n === "describe") return describe;
+      if (n === "run") return run;
+      return async function () {
+        throw new Err('Tool "' + n + '" not found');
+      };
+    },
+  });
+
+  const constant = (name, value) =>
+    define(G, name, { value, writable: false, enumerable: false, configurable: false });
+
+  for (let i = 0; i < connectorNames.length; i++) {
+    constant(connectorNames[i], namespace(connectorNames[i]));
+  }
+  constant("codemode", codemode);
+
+  const line = (args) => {
+    let text = "";
+    for (let i = 0; i < args.length; i++) text += (i === 0 ? "" : " ") + Str(args[i]);
+    return text;
+  };
+  const quiet = () => undefined;
+  const print = (prefix) => (captureConsole ? (...args) => natives.log(prefix + line(args)) : quiet);
+  G.console = {
+    log: print(""),
+    warn: print("[warn] "),
+    error: print("[error] "),
+    info: quiet,
+    debug: quiet,
+    trace: quiet,
+  };
+
+  return { encode, messageOf };
+})
