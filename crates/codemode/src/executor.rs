@@ -268,11 +268,7 @@ pub fn default_worker_path() -> PathBuf {
 /// Applies the reference's `runCode` wording to a failure and the globals hint (reference §9.3).
 fn finish(mut outcome: PassOutcome, connectors: &[String]) -> PassOutcome {
     if let PassEnd::Failed { error } = &mut outcome.end {
-        let mut text = if error.starts_with("Code execution failed: ") {
-            std::mem::take(error)
-        } else {
-            format!("Code execution failed: {error}")
-        };
+        let mut text = format!("Code execution failed: {error}");
         if !outcome.logs.is_empty() {
             text.push_str("\n\nConsole output:\n");
             text.push_str(&outcome.logs.join("\n"));

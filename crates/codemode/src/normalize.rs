@@ -132,7 +132,12 @@ fn normalize_range(out: &mut Builder<'_>, start: usize, end: usize) {
     let parsed =
         Parser::new(Source::from_bytes(source)).parse_module(&Scope::new_global(), &mut interner);
     let Ok(module) = parsed else {
-        out.wrap(start, end);
+        // boa rejects `export default async () => …`, which acorn accepts; unwrap it by hand.
+        if let Some(inner) = default_async_arrow_export(out.original, start, end) {
+            normalize_range(out, inner, end);
+        } else {
+            out.wrap(start, end);
+        }
         return;
     };
     let items = module.items().items();
@@ -242,6 +247,36 @@ fn default_export_range(
             let after_export = skip_trivia(text, "export".len());
             let after_default = skip_trivia(text, after_export + "default".len());
             Some((start + after_default, end))
+        }
+        _ => None,
+    }
+}
+
+/// For `export default async <arrow>` that boa cannot parse as a module: the start of `async`, when the rest
+/// parses as a single arrow function.
+fn default_async_arrow_export(original: &str, start: usize, end: usize) -> Option<usize> {
+    let text = &original[start..end];
+    if !text.starts_with("export") {
+        return None;
+    }
+    let after_export = skip_trivia(text, "export".len());
+    if after_export == "export".len() || !text[after_export..].starts_with("default") {
+        return None;
+    }
+    let inner = skip_trivia(text, after_export + "default".len());
+    if !text[inner..].starts_with("async") {
+        return None;
+    }
+    let mut interner = Interner::default();
+    let module = Parser::new(Source::from_bytes(&text[inner..]))
+        .parse_module(&Scope::new_global(), &mut interner)
+        .ok()?;
+    match module.items().items() {
+        [ModuleItem::StatementListItem(StatementListItem::Statement(statement))]
+            if matches!(statement.as_ref(), Statement::Expression(e)
+                if matches!(e.flatten(), Expression::AsyncArrowFunction(_))) =>
+        {
+            Some(start + inner)
         }
         _ => None,
     }

@@ -122,6 +122,7 @@ fn release_memory() {
 /// Host-side state of one pass, shared by every native function (and by nested snippet contexts).
 struct PassState {
     channel: Rc<Channel>,
+    connectors: Vec<String>,
     next_seq: Cell<u64>,
     replay: HashMap<u64, ReplayEntry>,
     stopped: Cell<bool>,
@@ -447,9 +448,9 @@ fn native_snippet(
     let wrapped =
         format!("async () => {{ const snippet = ({expression}); return await snippet({input}); }}");
     let nested = Normalized::verbatim(wrapped);
-    let mut sandbox = build_sandbox(state, &[], false)?;
-    // The nested run sees the same connectors as the outer one.
-    let outcome = evaluate(&mut sandbox, state, &nested, &[]);
+    // The nested run sees the same connectors as the outer one, in a realm of its own.
+    let mut sandbox = build_sandbox(state, &state.connectors, false)?;
+    let outcome = evaluate(&mut sandbox, state, &nested);
     if state.stopped.get() {
         return Err(state.stop());
     }
@@ -506,6 +507,7 @@ fn run_pass(
     let started = Instant::now();
     let state = Rc::new(PassState {
         channel: channel.clone(),
+        connectors: connectors.to_vec(),
         next_seq: Cell::new(0),
         replay: log.into_iter().map(|entry| (entry.seq, entry)).collect(),
         stopped: Cell::new(false),
@@ -513,7 +515,7 @@ fn run_pass(
     });
     let normalized = normalize_code(code);
     let outcome = match build_sandbox(&state, connectors, true) {
-        Ok(mut sandbox) => evaluate(&mut sandbox, &state, &normalized, connectors),
+        Ok(mut sandbox) => evaluate(&mut sandbox, &state, &normalized),
         Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
     };
     let (status, result, result_error, error) = if state.stopped.get() {
@@ -538,12 +540,7 @@ fn run_pass(
 }
 
 /// Evaluates normalised code to completion in `sandbox`.
-fn evaluate(
-    sandbox: &mut Sandbox,
-    state: &PassState,
-    normalized: &Normalized,
-    _connectors: &[String],
-) -> Evaluated {
+fn evaluate(sandbox: &mut Sandbox, state: &PassState, normalized: &Normalized) -> Evaluated {
     let context = &mut sandbox.context;
     let function = match context.eval(Source::from_bytes(normalized.code.as_bytes())) {
         Ok(function) => function,

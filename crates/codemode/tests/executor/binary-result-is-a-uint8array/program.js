@@ -1,0 +1,1 @@
+const b = await items.bytes(); return [b instanceof Uint8Array, b.length, b[4]]

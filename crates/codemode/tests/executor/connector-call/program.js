@@ -1,0 +1,1 @@
+const r = await items.echo({title: 'x', n: 1}); return r.title

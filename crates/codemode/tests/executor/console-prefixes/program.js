@@ -1,0 +1,1 @@
+console.log("hello", {a: 1}); console.warn("careful"); console.error("bad", 2); console.info("not captured"); return 1

@@ -1,0 +1,1 @@
+console.log('before'); throw new Error('model bug')

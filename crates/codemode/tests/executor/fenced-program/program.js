@@ -1,0 +1,5 @@
+```js
+async () => {
+  return await items.echo({ok: true})
+}
+```

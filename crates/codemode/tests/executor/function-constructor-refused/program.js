@@ -1,0 +1,1 @@
+return new Function('return 1')()

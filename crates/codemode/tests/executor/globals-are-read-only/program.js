@@ -1,0 +1,1 @@
+items = 5; codemode = null; return typeof items.echo

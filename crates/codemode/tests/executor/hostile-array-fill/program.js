@@ -1,0 +1,1 @@
+new Array(1e9).fill(0)

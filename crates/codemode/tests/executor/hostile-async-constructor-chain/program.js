@@ -1,0 +1,1 @@
+const AsyncFunction = (async function () {}).constructor; return await AsyncFunction('return process')()

@@ -1,0 +1,1 @@
+const e = eval; return (0, e)('globalThis')

@@ -1,0 +1,1 @@
+const p = new Proxy({}, {ownKeys() { throw new Error('trap') }}); await items.echo(p)

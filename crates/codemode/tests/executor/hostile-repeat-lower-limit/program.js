@@ -1,0 +1,1 @@
+'x'.repeat(2 ** 22).length

@@ -1,0 +1,1 @@
+await items.echo(1); let s = 'x'; for (;;) s += s

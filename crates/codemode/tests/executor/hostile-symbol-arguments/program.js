@@ -1,0 +1,1 @@
+return await items.echo({s: Symbol('x'), [Symbol('k')]: 1})

@@ -1,0 +1,1 @@
+return await items[Symbol('s')]({x: 1})

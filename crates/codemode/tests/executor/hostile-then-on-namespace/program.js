@@ -1,0 +1,1 @@
+const x = await items; return typeof x

@@ -1,0 +1,1 @@
+throw {get message() { throw new Error('x') }}

@@ -1,0 +1,1 @@
+await items.echo({toJSON() { throw new Error('toJSON boom') }})

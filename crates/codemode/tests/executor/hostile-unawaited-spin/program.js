@@ -1,0 +1,1 @@
+(async () => { await null; while (true) {} })(); return 'returned first'

@@ -1,0 +1,1 @@
+await items.echo(1); while (true) {}

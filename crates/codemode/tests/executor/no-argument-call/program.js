@@ -1,0 +1,1 @@
+const r = await items.echo(); return r === undefined

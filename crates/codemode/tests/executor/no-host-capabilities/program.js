@@ -1,0 +1,1 @@
+return [typeof process, typeof require, typeof setTimeout, typeof setInterval, typeof fetch, typeof queueMicrotask, typeof Deno, typeof Bun, typeof XMLHttpRequest, typeof WebSocket, typeof importScripts]

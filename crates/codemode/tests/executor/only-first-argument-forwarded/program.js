@@ -1,0 +1,1 @@
+return await items.echo({a: 1}, {b: 2})

@@ -1,0 +1,1 @@
+await items.echo({i: 0}); await items.gate({title: 't'}); console.log('after'); await items.echo({i: 2})

@@ -1,0 +1,1 @@
+return await items.echo({b: 2, a: 1})

@@ -1,0 +1,1 @@
+await items.echo({i: 0}); return await items.echo({i: 1})

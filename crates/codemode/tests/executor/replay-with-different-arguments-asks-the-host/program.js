@@ -1,0 +1,1 @@
+return await items.echo({i: 1})

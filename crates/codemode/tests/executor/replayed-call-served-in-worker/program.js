@@ -1,0 +1,1 @@
+const r = await items.echo({i: 0}); return r

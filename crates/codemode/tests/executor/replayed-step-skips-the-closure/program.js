@@ -1,0 +1,1 @@
+const v = await codemode.step('r', () => { console.log('ran'); return 2 }); return v

@@ -1,0 +1,1 @@
+for (let i = 0; i < 3; i++) await items.echo({i}); return 'done'

@@ -1,0 +1,1 @@
+console.log('outer'); return await codemode.run('noisy')

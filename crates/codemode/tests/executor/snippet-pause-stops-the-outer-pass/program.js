@@ -1,0 +1,1 @@
+await codemode.run('gated'); await items.echo('after')

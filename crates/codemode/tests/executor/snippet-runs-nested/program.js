@@ -1,0 +1,1 @@
+return await codemode.run('greet', 'world')

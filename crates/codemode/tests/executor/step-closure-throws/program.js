@@ -1,0 +1,1 @@
+return await codemode.step('s', () => { throw new Error('step fail') })

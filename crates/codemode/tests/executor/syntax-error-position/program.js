@@ -1,0 +1,2 @@
+const x = 1;
+const = 2;

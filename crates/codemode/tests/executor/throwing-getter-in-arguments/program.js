@@ -1,0 +1,1 @@
+await items.echo({get x() { throw new Error('getter boom') }})

@@ -1,0 +1,1 @@
+items.echo({late: true}); return 1

@@ -1,0 +1,1 @@
+await host.writeFile('x')

@@ -1,0 +1,1 @@
+const a = {}; a.self = a; await items.echo(a)

@@ -1,0 +1,1 @@
+async (a, b) => { return a + b; }

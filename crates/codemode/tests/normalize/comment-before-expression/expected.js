@@ -1,0 +1,4 @@
+async () => {
+// sum
+return (1 + 1)
+}

@@ -1,0 +1,4 @@
+async () => {
+const x = 1;
+return (x)
+}

@@ -1,0 +1,3 @@
+async () => {
+const x = 42
+}

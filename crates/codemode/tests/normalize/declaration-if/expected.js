@@ -1,0 +1,3 @@
+async () => {
+if (true) { doStuff(); }
+}

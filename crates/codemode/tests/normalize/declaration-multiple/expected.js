@@ -1,0 +1,4 @@
+async () => {
+const a = 1;
+const b = 2;
+}

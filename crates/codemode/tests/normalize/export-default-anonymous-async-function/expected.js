@@ -1,0 +1,3 @@
+async () => {
+return (async function () { return 42; })();
+}

@@ -1,0 +1,3 @@
+async () => {
+return (class { constructor() {} });
+}

@@ -1,0 +1,3 @@
+async () => {
+return (function() { return 42; })();
+}

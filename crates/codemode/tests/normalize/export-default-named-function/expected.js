@@ -1,0 +1,4 @@
+async () => {
+function main() { return 1; }
+return main();
+}

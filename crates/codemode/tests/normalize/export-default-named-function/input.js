@@ -1,0 +1,1 @@
+export default function main() { return 1; }

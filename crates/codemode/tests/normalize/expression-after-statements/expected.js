@@ -1,0 +1,4 @@
+async () => {
+const x = 10;
+return (x * 2)
+}

@@ -1,0 +1,4 @@
+async () => {
+const r = await github.list_issues({ repo: 'x' });
+return (r.length)
+}

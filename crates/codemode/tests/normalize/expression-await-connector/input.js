@@ -1,0 +1,2 @@
+const r = await github.list_issues({ repo: 'x' });
+r.length

@@ -1,0 +1,3 @@
+async () => {
+return (await fetch('http://example.com'))
+}

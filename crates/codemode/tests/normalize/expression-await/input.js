@@ -1,0 +1,1 @@
+await fetch('http://example.com')

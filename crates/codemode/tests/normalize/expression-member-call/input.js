@@ -1,0 +1,2 @@
+const a = [1];
+a.map((x) => x * 2).join(',')

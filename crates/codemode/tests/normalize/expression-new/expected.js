@@ -1,0 +1,3 @@
+async () => {
+return (new Date(0).getTime())
+}

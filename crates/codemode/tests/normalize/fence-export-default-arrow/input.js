@@ -1,0 +1,3 @@
+```js
+export default async () => { return 1; }
+```

@@ -1,0 +1,4 @@
+```javascript
+const x = 1;
+x + 2
+```

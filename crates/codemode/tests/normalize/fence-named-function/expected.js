@@ -1,0 +1,4 @@
+async () => {
+async function run() { return await codemode.searchWeb({ query: 'test' }); }
+return run();
+}

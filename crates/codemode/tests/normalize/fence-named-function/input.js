@@ -1,0 +1,3 @@
+```js
+async function run() { return await codemode.searchWeb({ query: 'test' }); }
+```

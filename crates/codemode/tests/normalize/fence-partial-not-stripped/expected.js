@@ -1,0 +1,4 @@
+async () => {
+```js
+async () => { return 1; }
+}

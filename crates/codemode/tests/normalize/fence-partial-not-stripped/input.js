@@ -1,0 +1,2 @@
+```js
+async () => { return 1; }

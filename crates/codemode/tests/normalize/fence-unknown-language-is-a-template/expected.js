@@ -1,0 +1,5 @@
+async () => {
+return (```python
+print(1)
+```)
+}

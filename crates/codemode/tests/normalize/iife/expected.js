@@ -1,0 +1,3 @@
+async () => {
+return ((async () => { return 42; })())
+}

@@ -1,0 +1,4 @@
+async () => {
+async function doStuff() { return 42; }
+return doStuff();
+}

@@ -1,0 +1,1 @@
+async function doStuff() { return 42; }

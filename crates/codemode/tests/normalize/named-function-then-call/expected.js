@@ -1,0 +1,4 @@
+async () => {
+function helper() { return 1; }
+return (helper())
+}

@@ -1,0 +1,2 @@
+function helper() { return 1; }
+helper()

@@ -1,0 +1,4 @@
+async () => {
+function compute() { return 1 + 2; }
+return compute();
+}

@@ -1,0 +1,1 @@
+function compute() { return 1 + 2; }

@@ -1,0 +1,4 @@
+async () => {
+const é = 'ü';
+return (é + '😀')
+}
