@@ -80,6 +80,8 @@ pub fn serve(channel: &Rc<Channel>) {
     channel.send(&WorkerMessage::Ready {
         version: crate::protocol::PROTOCOL_VERSION,
     });
+    // The next pass's context is built while the worker waits, so a pass does not pay for it.
+    let mut prepared = Some(prepare(channel));
     loop {
         match channel.receive() {
             HostMessage::Run {
@@ -87,9 +89,11 @@ pub fn serve(channel: &Rc<Channel>) {
                 connectors,
                 log,
             } => {
-                let done = run_pass(channel, &code, &connectors, log);
+                let ready = prepared.take().unwrap_or_else(|| prepare(channel));
+                let done = run_pass(ready, &code, &connectors, log);
                 channel.send(&done);
                 release_memory();
+                prepared = Some(prepare(channel));
             }
             // Anything else outside a pass is a host bug; ignore it rather than die mid-protocol.
             _ => continue,
@@ -97,11 +101,19 @@ pub fn serve(channel: &Rc<Channel>) {
     }
 }
 
+type Prepared = (Rc<PassState>, Result<Sandbox, String>);
+
+fn prepare(channel: &Rc<Channel>) -> Prepared {
+    let state = PassState::new(channel);
+    let sandbox = build_sandbox(&state, true).map_err(|e| e.to_string());
+    (state, sandbox)
+}
+
 /// Runs a trivial pass so that boa's one-time initialisation is paid before the first real one.
 pub fn prewarm() {
     let channel = Channel::new(Box::new(std::io::empty()), Box::new(std::io::sink()));
     let _ = run_pass(
-        &channel,
+        prepare(&channel),
         "async () => [1].map((x) => x + 1)",
         &[],
         Vec::new(),
@@ -122,14 +134,25 @@ fn release_memory() {
 /// Host-side state of one pass, shared by every native function (and by nested snippet contexts).
 struct PassState {
     channel: Rc<Channel>,
-    connectors: Vec<String>,
+    connectors: RefCell<Vec<String>>,
     next_seq: Cell<u64>,
-    replay: HashMap<u64, ReplayEntry>,
+    replay: RefCell<HashMap<u64, ReplayEntry>>,
     stopped: Cell<bool>,
     replayed: Cell<u64>,
 }
 
 impl PassState {
+    fn new(channel: &Rc<Channel>) -> Rc<Self> {
+        Rc::new(PassState {
+            channel: channel.clone(),
+            connectors: RefCell::new(Vec::new()),
+            next_seq: Cell::new(0),
+            replay: RefCell::new(HashMap::new()),
+            stopped: Cell::new(false),
+            replayed: Cell::new(0),
+        })
+    }
+
     fn take_seq(&self) -> u64 {
         let seq = self.next_seq.get();
         self.next_seq.set(seq + 1);
@@ -170,14 +193,26 @@ struct Sandbox {
     context: Context,
     encode: JsFunction,
     message_of: JsFunction,
+    install_connectors: JsFunction,
     jobs: Rc<jobs::PassJobs>,
 }
 
-fn build_sandbox(
-    state: &Rc<PassState>,
-    connectors: &[String],
-    capture_console: bool,
-) -> JsResult<Sandbox> {
+impl Sandbox {
+    /// Defines one global namespace per connector (done per pass: the prepared context knows none yet).
+    fn install_connectors(&mut self, connectors: &[String]) -> JsResult<()> {
+        let names = JsArray::from_iter(
+            connectors
+                .iter()
+                .map(|name| JsValue::from(JsString::from(name.as_str()))),
+            &mut self.context,
+        );
+        self.install_connectors
+            .call(&JsValue::undefined(), &[names.into()], &mut self.context)?;
+        Ok(())
+    }
+}
+
+fn build_sandbox(state: &Rc<PassState>, capture_console: bool) -> JsResult<Sandbox> {
     let jobs = Rc::new(jobs::PassJobs::default());
     let mut context = ContextBuilder::new()
         .host_hooks(Rc::new(NoStringCompilation))
@@ -209,25 +244,14 @@ fn build_sandbox(
             js_string!("b64"),
             1,
         )
-        .function(
-            NativeFunction::from_fn_ptr(native_unb64),
-            js_string!("unb64"),
-            1,
-        )
         .build();
-    let names = JsArray::from_iter(
-        connectors
-            .iter()
-            .map(|name| JsValue::from(JsString::from(name.as_str()))),
-        &mut context,
-    );
     let install = context.eval(Source::from_bytes(PRELUDE))?;
     let install = install
         .as_callable()
         .ok_or_else(|| JsNativeError::typ().with_message("sandbox prelude is not a function"))?;
     let helpers = install.call(
         &JsValue::undefined(),
-        &[natives.into(), names.into(), JsValue::from(capture_console)],
+        &[natives.into(), JsValue::from(capture_console)],
         &mut context,
     )?;
     let helpers = helpers
@@ -235,10 +259,12 @@ fn build_sandbox(
         .ok_or_else(|| JsNativeError::typ().with_message("sandbox prelude returned no helpers"))?;
     let encode = helper(&helpers, "encode", &mut context)?;
     let message_of = helper(&helpers, "messageOf", &mut context)?;
+    let install_connectors = helper(&helpers, "installConnectors", &mut context)?;
     Ok(Sandbox {
         context,
         encode,
         message_of,
+        install_connectors,
         jobs,
     })
 }
@@ -271,11 +297,69 @@ fn arg_raw(args: &[JsValue], index: usize) -> Option<Box<RawValue>> {
     arg_string(args, index).and_then(|text| RawValue::from_string(text).ok())
 }
 
-fn raw_to_js(value: Option<Box<RawValue>>) -> JsValue {
-    match value {
-        Some(raw) => JsValue::from(JsString::from(raw.get())),
-        None => JsValue::undefined(),
-    }
+/// Decodes a storage-codec value for the program: binary envelopes become `Uint8Array` (or `ArrayBuffer`),
+/// bigint envelopes `BigInt`; `None` is `undefined`.
+fn raw_to_js(value: Option<Box<RawValue>>, context: &mut Context) -> JsResult<JsValue> {
+    let Some(raw) = value else {
+        return Ok(JsValue::undefined());
+    };
+    let value: serde_json::Value = serde_json::from_str(raw.get()).map_err(|e| {
+        JsNativeError::typ().with_message(format!("unreadable value from the host: {e}"))
+    })?;
+    json_to_js(&value, context)
+}
+
+fn json_to_js(value: &serde_json::Value, context: &mut Context) -> JsResult<JsValue> {
+    use serde_json::Value;
+    Ok(match value {
+        Value::Null => JsValue::null(),
+        Value::Bool(b) => JsValue::from(*b),
+        Value::Number(n) => match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+            Some(i) => JsValue::from(i),
+            None => JsValue::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => JsValue::from(JsString::from(s.as_str())),
+        Value::Array(items) => {
+            let values = items
+                .iter()
+                .map(|item| json_to_js(item, context))
+                .collect::<JsResult<Vec<_>>>()?;
+            JsArray::from_iter(values, context).into()
+        }
+        Value::Object(map) => {
+            if let (Some(Value::String(kind)), Some(Value::String(data))) =
+                (map.get(crate::codec::BINARY_ENVELOPE), map.get("data"))
+            {
+                use base64::Engine as _;
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data.as_bytes())
+                    .map_err(|e| {
+                        JsNativeError::typ().with_message(format!("invalid binary envelope: {e}"))
+                    })?;
+                let array = JsUint8Array::from_iter(bytes, context)?;
+                return if kind == "ArrayBuffer" {
+                    array.get(js_string!("buffer"), context)
+                } else {
+                    Ok(array.into())
+                };
+            }
+            if let Some(Value::String(digits)) = map.get(crate::codec::BIGINT_ENVELOPE)
+                && let Some(big) = boa_engine::JsBigInt::from_string(digits)
+            {
+                return Ok(big.into());
+            }
+            let object = JsObject::with_object_proto(context.intrinsics());
+            for (key, item) in map {
+                let item = json_to_js(item, context)?;
+                object.create_data_property_or_throw(
+                    JsString::from(key.as_str()),
+                    item,
+                    context,
+                )?;
+            }
+            object.into()
+        }
+    })
 }
 
 fn connector_error(message: String) -> JsError {
@@ -287,7 +371,7 @@ fn native_call(
     _: &JsValue,
     args: &[JsValue],
     shared: &Shared,
-    _: &mut Context,
+    context: &mut Context,
 ) -> JsResult<JsValue> {
     let state = &shared.0;
     if state.stopped.get() {
@@ -299,13 +383,15 @@ fn native_call(
     let args_error = arg_string(args, 3);
     let seq = state.take_seq();
     if args_error.is_none()
-        && let Some(entry) = state.replay.get(&seq)
-        && entry.connector == connector
-        && entry.method == method
-        && crate::codec::same_arguments(entry.args.as_deref(), call_args.as_deref())
+        && let Some(result) = state.replay.borrow().get(&seq).and_then(|entry| {
+            (entry.connector == connector
+                && entry.method == method
+                && crate::codec::same_arguments(entry.args.as_deref(), call_args.as_deref()))
+            .then(|| entry.result.clone())
+        })
     {
         state.replayed.set(state.replayed.get() + 1);
-        return Ok(raw_to_js(entry.result.clone()));
+        return raw_to_js(result, context);
     }
     let answer = state.channel.request(&WorkerMessage::Call {
         seq,
@@ -315,7 +401,7 @@ fn native_call(
         args_error,
     });
     match answer {
-        HostMessage::Ok { value } => Ok(raw_to_js(value)),
+        HostMessage::Ok { value } => raw_to_js(value, context),
         HostMessage::Error { message } => Err(connector_error(message)),
         _ => Err(state.stop()),
     }
@@ -334,12 +420,16 @@ fn native_step_decide(
     }
     let name = arg_string(args, 0).unwrap_or_default();
     let seq = state.take_seq();
-    let (replay, value) = match state.replay.get(&seq) {
-        Some(entry) if entry.connector == crate::STEP_CONNECTOR && entry.method == name => {
+    let recorded = state.replay.borrow().get(&seq).and_then(|entry| {
+        (entry.connector == crate::STEP_CONNECTOR && entry.method == name)
+            .then(|| entry.result.clone())
+    });
+    let (replay, value) = match recorded {
+        Some(result) => {
             state.replayed.set(state.replayed.get() + 1);
-            (true, entry.result.clone())
+            (true, result)
         }
-        _ => match state
+        None => match state
             .channel
             .request(&WorkerMessage::StepDecide { seq, name })
         {
@@ -348,10 +438,11 @@ fn native_step_decide(
             _ => return Err(state.stop()),
         },
     };
+    let value = raw_to_js(value, context)?;
     let decision = ObjectInitializer::new(context)
         .property(js_string!("seq"), seq as f64, Attribute::all())
         .property(js_string!("replay"), replay, Attribute::all())
-        .property(js_string!("value"), raw_to_js(value), Attribute::all())
+        .property(js_string!("value"), value, Attribute::all())
         .build();
     Ok(decision.into())
 }
@@ -383,29 +474,29 @@ fn native_search(
     _: &JsValue,
     args: &[JsValue],
     shared: &Shared,
-    _: &mut Context,
+    context: &mut Context,
 ) -> JsResult<JsValue> {
     let query = arg_string(args, 0).unwrap_or_default();
-    lookup(shared, &WorkerMessage::Search { query })
+    lookup(shared, &WorkerMessage::Search { query }, context)
 }
 
 fn native_describe(
     _: &JsValue,
     args: &[JsValue],
     shared: &Shared,
-    _: &mut Context,
+    context: &mut Context,
 ) -> JsResult<JsValue> {
     let target = arg_string(args, 0).unwrap_or_default();
-    lookup(shared, &WorkerMessage::Describe { target })
+    lookup(shared, &WorkerMessage::Describe { target }, context)
 }
 
-fn lookup(shared: &Shared, message: &WorkerMessage) -> JsResult<JsValue> {
+fn lookup(shared: &Shared, message: &WorkerMessage, context: &mut Context) -> JsResult<JsValue> {
     let state = &shared.0;
     if state.stopped.get() {
         return Err(state.stop());
     }
     match state.channel.request(message) {
-        HostMessage::Ok { value } => Ok(raw_to_js(value)),
+        HostMessage::Ok { value } => raw_to_js(value, context),
         HostMessage::Error { message } => Err(connector_error(message)),
         _ => Err(state.stop()),
     }
@@ -427,7 +518,7 @@ fn native_snippet(
     _: &JsValue,
     args: &[JsValue],
     shared: &Shared,
-    _: &mut Context,
+    context: &mut Context,
 ) -> JsResult<JsValue> {
     let state = &shared.0;
     if state.stopped.get() {
@@ -437,7 +528,7 @@ fn native_snippet(
     let input = arg_string(args, 1).unwrap_or_else(|| "undefined".to_owned());
     let code = match state.channel.request(&WorkerMessage::Snippet { name }) {
         HostMessage::Snippet { code } => code,
-        HostMessage::Ok { value } => return Ok(raw_to_js(value)),
+        HostMessage::Ok { value } => return raw_to_js(value, context),
         HostMessage::Error { message } => return Err(connector_error(message)),
         _ => return Err(state.stop()),
     };
@@ -449,7 +540,9 @@ fn native_snippet(
         format!("async () => {{ const snippet = ({expression}); return await snippet({input}); }}");
     let nested = Normalized::verbatim(wrapped);
     // The nested run sees the same connectors as the outer one, in a realm of its own.
-    let mut sandbox = build_sandbox(state, &state.connectors, false)?;
+    let connectors = state.connectors.borrow().clone();
+    let mut sandbox = build_sandbox(state, false)?;
+    sandbox.install_connectors(&connectors)?;
     let outcome = evaluate(&mut sandbox, state, &nested);
     if state.stopped.get() {
         return Err(state.stop());
@@ -460,7 +553,7 @@ fn native_snippet(
             result_error,
         } => match (result, result_error) {
             (_, Some(error)) => Err(connector_error(format!("Code execution failed: {error}"))),
-            (result, None) => Ok(raw_to_js(result)),
+            (result, None) => raw_to_js(result, context),
         },
         Evaluated::Failed(message) => {
             Err(connector_error(format!("Code execution failed: {message}")))
@@ -481,15 +574,6 @@ fn native_b64(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<
     Ok(JsString::from(base64::engine::general_purpose::STANDARD.encode(bytes)).into())
 }
 
-fn native_unb64(_: &JsValue, args: &[JsValue], context: &mut Context) -> JsResult<JsValue> {
-    use base64::Engine as _;
-    let text = arg_string(args, 0).unwrap_or_default();
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text.as_bytes())
-        .map_err(|e| JsNativeError::typ().with_message(format!("invalid binary envelope: {e}")))?;
-    Ok(JsUint8Array::from_iter(bytes, context)?.into())
-}
-
 enum Evaluated {
     Completed {
         result: Option<Box<RawValue>>,
@@ -499,23 +583,21 @@ enum Evaluated {
 }
 
 fn run_pass(
-    channel: &Rc<Channel>,
+    prepared: Prepared,
     code: &str,
     connectors: &[String],
     log: Vec<ReplayEntry>,
 ) -> WorkerMessage {
     let started = Instant::now();
-    let state = Rc::new(PassState {
-        channel: channel.clone(),
-        connectors: connectors.to_vec(),
-        next_seq: Cell::new(0),
-        replay: log.into_iter().map(|entry| (entry.seq, entry)).collect(),
-        stopped: Cell::new(false),
-        replayed: Cell::new(0),
-    });
+    let (state, sandbox) = prepared;
+    *state.connectors.borrow_mut() = connectors.to_vec();
+    *state.replay.borrow_mut() = log.into_iter().map(|entry| (entry.seq, entry)).collect();
     let normalized = normalize_code(code);
-    let outcome = match build_sandbox(&state, connectors, true) {
-        Ok(mut sandbox) => evaluate(&mut sandbox, &state, &normalized),
+    let outcome = match sandbox {
+        Ok(mut sandbox) => match sandbox.install_connectors(connectors) {
+            Ok(()) => evaluate(&mut sandbox, &state, &normalized),
+            Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
+        },
         Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
     };
     let (status, result, result_error, error) = if state.stopped.get() {

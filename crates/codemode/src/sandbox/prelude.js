@@ -1,16 +1,13 @@
 // Installs the sandbox's globals: one namespace per connector, `codemode`, and `console`.
 // Runs once per fresh context before the program, so it captures the intrinsics it needs before any program
 // code can replace them; the natives it receives are never reachable from the program.
-(function (natives, connectorNames, captureConsole) {
+(function (natives, captureConsole) {
   "use strict";
   const G = globalThis;
   const stringify = JSON.stringify;
-  const parse = JSON.parse;
   const isView = ArrayBuffer.isView;
-  const isArray = Array.isArray;
   const U8 = Uint8Array;
   const AB = ArrayBuffer;
-  const BI = BigInt;
   const Str = String;
   const Err = Error;
   const P = Proxy;
@@ -34,21 +31,7 @@
     return value;
   }
 
-  function reviver(key, value) {
-    if (value !== null && typeof value === "object" && !isArray(value)) {
-      const kind = value[BINARY];
-      if (typeof kind === "string" && typeof value.data === "string") {
-        const bytes = natives.unb64(value.data);
-        return kind === "ArrayBuffer" ? bytes.buffer : bytes;
-      }
-      const digits = value[BIGINT];
-      if (typeof digits === "string") return BI(digits);
-    }
-    return value;
-  }
-
   const encode = (value) => stringify(value, replacer);
-  const decode = (text) => (text === undefined ? undefined : parse(text, reviver));
   const messageOf = (e) => {
     try {
       if (e !== null && (typeof e === "object" || typeof e === "function") && e.message !== undefined) {
@@ -75,7 +58,7 @@
         const method = Str(name);
         return async function (args) {
           const [json, error] = encodeOrError(args);
-          return decode(natives.call(connector, method, json, error));
+          return natives.call(connector, method, json, error);
         };
       },
     });
@@ -83,16 +66,16 @@
 
   async function step(name, fn) {
     const decision = natives.stepDecide(Str(name));
-    if (decision.replay) return decode(decision.value);
+    if (decision.replay) return decision.value;
     const value = await fn();
     const [json, error] = encodeOrError(value);
     natives.stepRecord(decision.seq, json, error);
     return value;
   }
 
-  const search = async (query) => decode(natives.search(Str(query)));
-  const describe = async (target) => decode(natives.describe(Str(target)));
-  const run = async (name, input) => decode(natives.snippet(Str(name), stringify(input)));
+  const search = async (query) => natives.search(Str(query));
+  const describe = async (target) => natives.describe(Str(target));
+  const run = async (name, input) => natives.snippet(Str(name), stringify(input));
 
   const codemode = new P(freeze(create(null)), {
     get(_, name) {
@@ -110,10 +93,10 @@
   const constant = (name, value) =>
     define(G, name, { value, writable: false, enumerable: false, configurable: false });
 
-  for (let i = 0; i < connectorNames.length; i++) {
-    constant(connectorNames[i], namespace(connectorNames[i]));
-  }
   constant("codemode", codemode);
+  const installConnectors = (names) => {
+    for (let i = 0; i < names.length; i++) constant(names[i], namespace(names[i]));
+  };
 
   const line = (args) => {
     let text = "";
@@ -131,5 +114,5 @@
     trace: quiet,
   };
 
-  return { encode, messageOf };
+  return { encode, messageOf, installConnectors };
 })
