@@ -581,8 +581,33 @@ fn set_nonblocking(fd: i32) {
     }
 }
 
+/// How long a reader polls before it sleeps: an answer usually arrives within a few microseconds, and a
+/// process wake-up costs tens of them.
+pub const SPIN: Duration = Duration::from_micros(100);
+
+/// Polls `fd` without sleeping for up to [`SPIN`]; true once it is readable.
+pub fn spin_until_readable(fd: i32) -> bool {
+    let started = Instant::now();
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    while started.elapsed() < SPIN {
+        // SAFETY: one valid pollfd, zero timeout.
+        if unsafe { libc::poll(&mut poll, 1, 0) } != 0 {
+            return true;
+        }
+        std::hint::spin_loop();
+    }
+    false
+}
+
 /// Waits until `fd` has data (or EOF), or the deadline passes (`Err`).
 fn wait_readable(fd: i32, deadline: Instant) -> Result<(), ()> {
+    if spin_until_readable(fd) {
+        return Ok(());
+    }
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {

@@ -2,7 +2,23 @@
 //! speaking the pipe protocol on stdin/stdout, and exits when the host goes away.
 
 use codemode::sandbox::{Channel, prewarm, serve};
+use std::io::{BufReader, Read};
 use std::time::Duration;
+
+/// Stdin that polls briefly before blocking, so an answer from the host does not wait for a wake-up.
+struct SpinningStdin;
+
+impl Read for SpinningStdin {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        codemode::executor::spin_until_readable(0);
+        // SAFETY: reading into a valid buffer from fd 0, which this process owns.
+        let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+}
 
 fn main() {
     if std::env::args().any(|arg| arg == "--prewarm") {
@@ -10,7 +26,7 @@ fn main() {
     }
     exit_when_orphaned();
     let channel = Channel::new(
-        Box::new(std::io::stdin().lock()),
+        Box::new(BufReader::with_capacity(1 << 16, SpinningStdin)),
         Box::new(std::io::stdout().lock()),
     );
     serve(&channel);
