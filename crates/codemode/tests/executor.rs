@@ -7,20 +7,12 @@ mod support;
 
 use codemode::protocol::ReplayEntry;
 use serde_json::Value;
-use std::path::Path;
 use std::time::{Duration, Instant};
 use support::{ItemsHost, executor, run};
 
 #[test]
 fn passes_match_the_golden_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/executor");
-    let mut cases: Vec<_> = std::fs::read_dir(&root)
-        .expect("tests/executor exists")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir())
-        .collect();
-    cases.sort();
+    let cases = support::case_dirs("executor");
     let only = std::env::var("CASE").ok();
     let mut failures = Vec::new();
     let mut ran = 0;

@@ -2,20 +2,14 @@
 //! sent) beside `expected.js` (the exact code the sandbox evaluates), covering the reference's checklist.
 //! `UPDATE_GOLDEN=1` rewrites the expectations from the current output.
 
+mod support;
+
 use codemode::normalize::normalize_code;
-use std::path::Path;
 
 #[test]
 fn normalisation_matches_the_golden_files() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/normalize");
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut cases: Vec<_> = std::fs::read_dir(&root)
-        .expect("tests/normalize exists")
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir())
-        .collect();
-    cases.sort();
+    let cases = support::case_dirs("normalize");
     assert!(
         cases.len() >= 40,
         "the checklist has at least 40 cases, found {}",

@@ -14,6 +14,21 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The case folders under `tests/<dir>/`, sorted.
+pub fn case_dirs(dir: &str) -> Vec<PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(dir);
+    let mut cases: Vec<_> = std::fs::read_dir(&root)
+        .unwrap_or_else(|e| panic!("{}: {e}", root.display()))
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    cases.sort();
+    cases
+}
+
 pub fn worker_path() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker"))
 }
