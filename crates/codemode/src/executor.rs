@@ -3,7 +3,8 @@
 //! into a [`PassOutcome`]. Failures are data; nothing a program does can take the host down.
 
 use crate::protocol::{
-    DoneStatus, HostMessage, PROTOCOL_VERSION, ReplayEntry, WorkerMessage, write_message,
+    DoneStatus, HostMessage, PROTOCOL_VERSION, ReplayEntry, RunMessage, WorkerMessage,
+    write_message,
 };
 use serde_json::value::RawValue;
 use std::io::{self, BufRead, BufReader, Read};
@@ -13,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Idle workers kept for reuse; more concurrent passes than this start workers of their own.
+const MAX_IDLE_WORKERS: usize = 4;
 
 /// The worker binary's file name.
 pub const WORKER_BINARY: &str = "codemode-worker";
@@ -226,7 +230,7 @@ impl Executor {
 
     fn give_back(&self, worker: WorkerProcess) {
         let mut idle = lock(&self.inner.idle);
-        if idle.len() < 4 {
+        if idle.len() < MAX_IDLE_WORKERS {
             idle.push(worker);
         }
     }
@@ -373,7 +377,7 @@ impl WorkerProcess {
         }
     }
 
-    fn send(&mut self, message: &HostMessage) -> Result<(), Died> {
+    fn send<M: serde::Serialize>(&mut self, message: &M) -> Result<(), Died> {
         write_message(&mut self.stdin, message).map_err(|_| Died::Gone)
     }
 
@@ -399,10 +403,10 @@ impl WorkerProcess {
         deadline: Instant,
     ) -> Result<PassOutcome, Died> {
         self.logs.clear();
-        self.send(&HostMessage::Run {
-            code: request.code.clone(),
-            connectors: request.connectors.clone(),
-            log: request.log.clone(),
+        self.send(&RunMessage {
+            code: &request.code,
+            connectors: &request.connectors,
+            log: &request.log,
         })?;
         loop {
             let message = self.read(deadline)?;

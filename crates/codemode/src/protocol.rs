@@ -51,6 +51,15 @@ pub enum HostMessage {
     Snippet { code: String },
 }
 
+/// [`HostMessage::Run`] as the host writes it: borrowed, so a pass does not copy its replay log to send it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "t", rename = "run")]
+pub struct RunMessage<'a> {
+    pub code: &'a str,
+    pub connectors: &'a [String],
+    pub log: &'a [ReplayEntry],
+}
+
 /// How a pass ended, as the worker saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

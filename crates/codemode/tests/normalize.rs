@@ -42,7 +42,7 @@ fn normalisation_matches_the_golden_files() {
 }
 
 #[test]
-fn normalised_code_always_parses_or_is_the_plain_wrap() {
+fn normalised_code_is_always_one_arrow_function() {
     // Whatever normalisation does to valid code, the result must still be one arrow function.
     for input in [
         "1",

@@ -80,23 +80,19 @@ pub fn serve(channel: &Rc<Channel>) {
     channel.send(&WorkerMessage::Ready {
         version: crate::protocol::PROTOCOL_VERSION,
     });
-    // The next pass's context is built while the worker waits, so a pass does not pay for it.
-    let mut prepared = Some(prepare(channel));
     loop {
-        match channel.receive() {
-            HostMessage::Run {
-                code,
-                connectors,
-                log,
-            } => {
-                let ready = prepared.take().unwrap_or_else(|| prepare(channel));
-                let done = run_pass(ready, &code, &connectors, log);
-                channel.send(&done);
-                release_memory();
-                prepared = Some(prepare(channel));
-            }
-            // Anything else outside a pass is a host bug; ignore it rather than die mid-protocol.
-            _ => continue,
+        // The pass's context is built while the worker waits for it, so the pass does not pay for it.
+        let prepared = prepare(channel);
+        // Anything but `run` outside a pass is a host bug; skip it rather than die mid-protocol.
+        if let HostMessage::Run {
+            code,
+            connectors,
+            log,
+        } = channel.receive()
+        {
+            let done = run_pass(prepared, &code, &connectors, log);
+            channel.send(&done);
+            release_memory();
         }
     }
 }
@@ -366,7 +362,8 @@ fn connector_error(message: String) -> JsError {
     JsNativeError::error().with_message(message).into()
 }
 
-/// `natives.call(connector, method, argsJson, argsError)` → result JSON text, or throws.
+/// `natives.call(connector, method, argsJson, argsError)` → the call's result (from the replay log or the
+/// host), or throws the connector's error, or stops the pass.
 fn native_call(
     _: &JsValue,
     args: &[JsValue],
@@ -513,7 +510,8 @@ fn native_log(
     Ok(JsValue::undefined())
 }
 
-/// `natives.snippet(name, inputJson)` → the snippet's result JSON, `{error}` JSON, or throws.
+/// `natives.snippet(name, inputJson)` → the snippet's result (or the host's `{error}`), run nested in a
+/// fresh realm; throws `Code execution failed: …` when the snippet fails.
 fn native_snippet(
     _: &JsValue,
     args: &[JsValue],
@@ -543,11 +541,8 @@ fn native_snippet(
     let connectors = state.connectors.borrow().clone();
     let mut sandbox = build_sandbox(state, false)?;
     sandbox.install_connectors(&connectors)?;
-    let outcome = evaluate(&mut sandbox, state, &nested);
-    if state.stopped.get() {
-        return Err(state.stop());
-    }
-    match outcome {
+    match evaluate(&mut sandbox, state, &nested) {
+        Evaluated::Stopped => Err(state.stop()),
         Evaluated::Completed {
             result,
             result_error,
@@ -580,6 +575,8 @@ enum Evaluated {
         result_error: Option<String>,
     },
     Failed(String),
+    /// The host stopped the pass (pause or durable failure).
+    Stopped,
 }
 
 fn run_pass(
@@ -600,16 +597,13 @@ fn run_pass(
         },
         Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
     };
-    let (status, result, result_error, error) = if state.stopped.get() {
-        (DoneStatus::Stopped, None, None, None)
-    } else {
-        match outcome {
-            Evaluated::Completed {
-                result,
-                result_error,
-            } => (DoneStatus::Completed, result, result_error, None),
-            Evaluated::Failed(message) => (DoneStatus::Failed, None, None, Some(message)),
-        }
+    let (status, result, result_error, error) = match outcome {
+        Evaluated::Completed {
+            result,
+            result_error,
+        } => (DoneStatus::Completed, result, result_error, None),
+        Evaluated::Failed(message) => (DoneStatus::Failed, None, None, Some(message)),
+        Evaluated::Stopped => (DoneStatus::Stopped, None, None, None),
     };
     WorkerMessage::Done {
         status,
@@ -626,6 +620,7 @@ fn evaluate(sandbox: &mut Sandbox, state: &PassState, normalized: &Normalized) -
     let context = &mut sandbox.context;
     let function = match context.eval(Source::from_bytes(normalized.code.as_bytes())) {
         Ok(function) => function,
+        Err(_) if state.stopped.get() => return Evaluated::Stopped,
         Err(error) => {
             return Evaluated::Failed(failure_message(
                 error,
@@ -640,6 +635,7 @@ fn evaluate(sandbox: &mut Sandbox, state: &PassState, normalized: &Normalized) -
     };
     let value = match callable.call(&JsValue::undefined(), &[], context) {
         Ok(value) => value,
+        Err(_) if state.stopped.get() => return Evaluated::Stopped,
         Err(error) => {
             return Evaluated::Failed(failure_message(
                 error,
@@ -655,19 +651,17 @@ fn evaluate(sandbox: &mut Sandbox, state: &PassState, normalized: &Normalized) -
     if let Some(promise) = &promise {
         sandbox.jobs.stop_when_settled(promise.clone());
     }
-    if let Err(error) = sandbox.jobs.clone().run(context) {
-        if state.stopped.get() {
-            return Evaluated::Failed(String::new());
-        }
+    let drained = sandbox.jobs.clone().run(context);
+    if state.stopped.get() {
+        return Evaluated::Stopped;
+    }
+    if let Err(error) = drained {
         return Evaluated::Failed(failure_message(
             error,
             normalized,
             &sandbox.message_of,
             context,
         ));
-    }
-    if state.stopped.get() {
-        return Evaluated::Failed(String::new());
     }
     let value = match promise {
         None => value,
