@@ -16,6 +16,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// Between passes the worker builds its next context, as it does between an agent's calls.
+const IDLE: Duration = Duration::from_millis(5);
+
 struct Echo;
 
 impl PassHost for Echo {
@@ -68,19 +71,20 @@ fn time_pass(executor: &Executor, request: &PassRequest, reps: usize, idle: Dura
     median(samples)
 }
 
-/// Median per-pass time of the same program under node, measured inside node (no process start).
-fn node_pass(n: usize, reps: usize) -> Option<Duration> {
+/// The same program under node, timed inside node (no process start): its first run, cold as an agent's
+/// one-off program is, and the median of later runs once the JIT has warmed up.
+fn node_pass(n: usize, reps: usize) -> Option<(Duration, Duration)> {
     let script = format!(
-        "const echo = {{ call: async (a) => a }};\nconst run = {};\nconst s = [];\n(async () => {{ for (let r = 0; r < {}; r++) {{ const t = process.hrtime.bigint(); await run(); s.push(Number(process.hrtime.bigint() - t)); }} s.shift(); s.sort((a, b) => a - b); console.log(s[Math.floor(s.length / 2)]); }})();",
+        "const echo = {{ call: async (a) => a }};\nconst run = {};\nconst s = [];\n(async () => {{ for (let r = 0; r < {}; r++) {{ const t = process.hrtime.bigint(); await run(); s.push(Number(process.hrtime.bigint() - t)); }} const first = s.shift(); s.sort((a, b) => a - b); console.log(first, s[Math.floor(s.length / 2)]); }})();",
         program(n),
         reps + 1
     );
     let output = Command::new("node").arg("-e").arg(script).output().ok()?;
-    let nanos: u64 = String::from_utf8_lossy(&output.stdout)
-        .trim()
-        .parse()
-        .ok()?;
-    Some(Duration::from_nanos(nanos))
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    let mut numbers = text.split_whitespace().map(|n| n.parse::<u64>().ok());
+    let first = numbers.next()??;
+    let warm = numbers.next()??;
+    Some((Duration::from_nanos(first), Duration::from_nanos(warm)))
 }
 
 fn ms(d: Duration) -> String {
@@ -103,13 +107,23 @@ fn main() {
         connectors: connectors.clone(),
         log: Vec::new(),
     };
-    let warm_short = time_pass(&executor, &short, 200, Duration::from_millis(5));
+    let warm_short = time_pass(&executor, &short, 200, IDLE);
     let busy_short = time_pass(&executor, &short, 200, Duration::ZERO);
 
-    println!("executor benchmark (median per pass, ms; ratio = ours / node)");
     println!(
-        "{:<8} {:>10} {:>10} {:>10} {:>9} {:>9}",
-        "N", "fresh", "replayed", "node", "fresh/x", "replay/x"
+        "executor benchmark (median per pass, ms; ratios = ours / node's first run, ours / node warm)"
+    );
+    println!(
+        "{:<7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}",
+        "N",
+        "fresh",
+        "replayed",
+        "node 1st",
+        "node warm",
+        "fresh/1st",
+        "repl/1st",
+        "fresh/w",
+        "repl/w"
     );
     let mut rows = Vec::new();
     let mut fresh_1000 = Duration::ZERO;
@@ -133,30 +147,36 @@ fn main() {
                 })
                 .collect(),
         };
-        let fresh = time_pass(&executor, &fresh_request, reps, Duration::ZERO);
-        let replayed = time_pass(&executor, &replay_request, reps, Duration::ZERO);
+        let fresh = time_pass(&executor, &fresh_request, reps, IDLE);
+        let replayed = time_pass(&executor, &replay_request, reps, IDLE);
         let node = node_pass(n, reps.max(5));
         if n == 1000 {
             fresh_1000 = fresh;
             replay_1000 = replayed;
         }
-        let ratio = |ours: Duration| match node {
+        let ratio = |ours: Duration, node: Option<Duration>| match node {
             Some(node) if !node.is_zero() => {
                 format!("{:.1}", ours.as_secs_f64() / node.as_secs_f64())
             }
             _ => "n/a".to_owned(),
         };
+        let (first, warm) = (node.map(|n| n.0), node.map(|n| n.1));
+        let show = |d: Option<Duration>| d.map(ms).unwrap_or_else(|| "n/a".to_owned());
         println!(
-            "{:<8} {:>10} {:>10} {:>10} {:>9} {:>9}",
+            "{:<7} {:>9} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}",
             n,
             ms(fresh),
             ms(replayed),
-            node.map(ms).unwrap_or_else(|| "n/a".to_owned()),
-            ratio(fresh),
-            ratio(replayed)
+            show(first),
+            show(warm),
+            ratio(fresh, first),
+            ratio(replayed, first),
+            ratio(fresh, warm),
+            ratio(replayed, warm)
         );
         rows.push(json!({"n": n, "freshMs": fresh.as_secs_f64() * 1e3, "replayedMs": replayed.as_secs_f64() * 1e3,
-            "nodeMs": node.map(|d| d.as_secs_f64() * 1e3)}));
+            "nodeFirstMs": first.map(|d| d.as_secs_f64() * 1e3),
+            "nodeWarmMs": warm.map(|d| d.as_secs_f64() * 1e3)}));
     }
     let round_trip = fresh_1000.saturating_sub(replay_1000) / 1000;
     println!();

@@ -362,8 +362,8 @@ fn connector_error(message: String) -> JsError {
     JsNativeError::error().with_message(message).into()
 }
 
-/// `natives.call(connector, method, argsJson, argsError)` → the call's result (from the replay log or the
-/// host), or throws the connector's error, or stops the pass.
+/// `natives.call(connector, method, argsJson, argsError)` → a promise of the call's result (from the replay
+/// log or the host), rejected with the connector's error; or stops the pass.
 fn native_call(
     _: &JsValue,
     args: &[JsValue],
@@ -388,7 +388,7 @@ fn native_call(
         })
     {
         state.replayed.set(state.replayed.get() + 1);
-        return raw_to_js(result, context);
+        return settled(raw_to_js(result, context), context);
     }
     let answer = state.channel.request(&WorkerMessage::Call {
         seq,
@@ -397,11 +397,21 @@ fn native_call(
         args: call_args,
         args_error,
     });
-    match answer {
+    let value = match answer {
         HostMessage::Ok { value } => raw_to_js(value, context),
         HostMessage::Error { message } => Err(connector_error(message)),
-        _ => Err(state.stop()),
-    }
+        _ => return Err(state.stop()),
+    };
+    settled(value, context)
+}
+
+/// A promise already settled with `value` (rejected with the error), as an async method would return.
+fn settled(value: JsResult<JsValue>, context: &mut Context) -> JsResult<JsValue> {
+    let promise = match value {
+        Ok(value) => JsPromise::resolve(value, context)?,
+        Err(error) => JsPromise::reject(error, context)?,
+    };
+    Ok(promise.into())
 }
 
 /// `natives.stepDecide(name)` → `{seq, replay, value}`.

@@ -52,14 +52,24 @@
     }
   }
 
+  // Any property is a method. Each method's function is made once per pass; `natives.call` returns the
+  // promise itself (resolved, or rejected with the connector's error), so no async frame is needed.
   function namespace(connector) {
+    const methods = create(null);
     return new P(freeze(create(null)), {
       get(_, name) {
         const method = Str(name);
-        return async function (args) {
-          const [json, error] = encodeOrError(args);
+        const known = methods[method];
+        if (known !== undefined) return known;
+        return (methods[method] = function (args) {
+          let json, error;
+          try {
+            json = encode(args);
+          } catch (e) {
+            error = messageOf(e);
+          }
           return natives.call(connector, method, json, error);
-        };
+        });
       },
     });
   }
