@@ -3,16 +3,25 @@
 //! replay.
 
 pub mod codec;
+pub mod connector;
 pub mod executor;
+pub mod model;
 pub mod names;
 pub mod normalize;
 pub mod protocol;
+pub mod runtime;
 pub mod sandbox;
+pub mod store;
 
+pub use connector::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
 pub use executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,
     PassRequest, SnippetAnswer, StepAnswer,
 };
+pub use model::{
+    Actor, EntryState, ExecutionState, ExecutionStatus, Outcome, PendingAction, ToolLogEntry,
+};
+pub use runtime::{Clock, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult};
 
 /// The connector name under which `codemode.step` entries are recorded.
 pub const STEP_CONNECTOR: &str = "__step";

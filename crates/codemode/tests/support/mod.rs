@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod items;
+
 use codemode::protocol::{ReplayEntry, raw};
 use codemode::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,

@@ -1,0 +1,96 @@
+//! The connector contract: what a namespace in the sandbox is backed by on the host (reference §10, SPEC §3).
+
+use crate::model::ExecutionStatus;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::future::Future;
+use std::pin::Pin;
+
+/// A boxed future, so connectors can be used as trait objects.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Whether a call's result is recorded and replayed (`log`) or the call runs again on every pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replay {
+    #[default]
+    Log,
+    Reexecute,
+}
+
+/// One method of a connector.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolDescriptor {
+    pub name: String,
+    pub description: Option<String>,
+    pub input_schema: Option<Value>,
+    pub output_schema: Option<Value>,
+    pub requires_approval: bool,
+    pub replay: Replay,
+    /// Invisible and uncallable in the sandbox; still usable as a revert target.
+    pub hidden: bool,
+    /// The method has a `revert`.
+    pub revertible: bool,
+}
+
+/// What a call knows about where it runs: the stable execution id and its sequence number, so a connector
+/// can key resources per execution and make effects idempotent per `(execution id, seq)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallContext {
+    pub execution_id: String,
+    pub seq: u64,
+}
+
+/// A host-side provider of methods. Values are in the storage codec (binary and bigint as envelopes); `None`
+/// is `undefined`. Errors are messages the program sees as `Error(message)`.
+pub trait Connector: Send + Sync + 'static {
+    fn name(&self) -> &str;
+
+    fn instructions(&self) -> Option<String> {
+        None
+    }
+
+    /// The connector's methods, in order.
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>>;
+
+    fn execute<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>>;
+
+    /// Compensates an applied call; `Ok(false)` when the method has no revert.
+    fn revert<'a>(
+        &'a self,
+        _method: &'a str,
+        _args: Option<Value>,
+        _result: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async { Ok(false) })
+    }
+
+    /// After every pass (`paused` included), for every connector; must not fail.
+    fn on_pass_end<'a>(
+        &'a self,
+        _execution_id: &'a str,
+        _status: ExecutionStatus,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// When an execution reaches a terminal status (possibly more than once); must be idempotent.
+    fn dispose_execution<'a>(
+        &'a self,
+        _execution_id: &'a str,
+        _status: ExecutionStatus,
+    ) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+
+    /// When an execution is pruned or deleted: drop whatever was kept for a later rollback.
+    fn forget_execution<'a>(&'a self, _execution_id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async {})
+    }
+}

@@ -1,0 +1,234 @@
+//! The runtime's public data: statuses, log entries, executions, pending actions and the model-facing
+//! outcome, serialised exactly as the reference emits them (camelCase, storage-codec values).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where an execution is in its life (reference §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutionStatus {
+    Running,
+    Paused,
+    Completed,
+    Error,
+    Rejected,
+    RolledBack,
+}
+
+impl ExecutionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutionStatus::Running => "running",
+            ExecutionStatus::Paused => "paused",
+            ExecutionStatus::Completed => "completed",
+            ExecutionStatus::Error => "error",
+            ExecutionStatus::Rejected => "rejected",
+            ExecutionStatus::RolledBack => "rolled_back",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "running" => ExecutionStatus::Running,
+            "paused" => ExecutionStatus::Paused,
+            "completed" => ExecutionStatus::Completed,
+            "error" => ExecutionStatus::Error,
+            "rejected" => ExecutionStatus::Rejected,
+            "rolled_back" => ExecutionStatus::RolledBack,
+            _ => return None,
+        })
+    }
+
+    /// Terminal statuses are the ones `disposeExecution` receives and retention may prune.
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, ExecutionStatus::Running | ExecutionStatus::Paused)
+    }
+}
+
+impl std::fmt::Display for ExecutionStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The state of one recorded call (reference §2.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryState {
+    Executing,
+    Applied,
+    Pending,
+    Reverted,
+    Error,
+}
+
+impl EntryState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryState::Executing => "executing",
+            EntryState::Applied => "applied",
+            EntryState::Pending => "pending",
+            EntryState::Reverted => "reverted",
+            EntryState::Error => "error",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "executing" => EntryState::Executing,
+            "applied" => EntryState::Applied,
+            "pending" => EntryState::Pending,
+            "reverted" => EntryState::Reverted,
+            "error" => EntryState::Error,
+            _ => return None,
+        })
+    }
+}
+
+/// Who decided on an approval-gated call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Actor {
+    Console,
+    Cli,
+    Api,
+    Expiry,
+}
+
+impl Actor {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Actor::Console => "console",
+            Actor::Cli => "cli",
+            Actor::Api => "api",
+            Actor::Expiry => "expiry",
+        }
+    }
+}
+
+/// A call as recorded in the durable log (`ToolLogEntry`), plus our attribution and divergence detail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolLogEntry {
+    pub seq: u64,
+    pub connector: String,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    pub requires_approval: bool,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ephemeral: bool,
+    pub state: EntryState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<i64>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+    /// `{recorded: {connector, method, args}, attempted: {connector, method, args}}` on a divergence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<Value>,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
+}
+
+/// One execution with its log (`ExecutionState`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionState {
+    pub id: String,
+    pub code: String,
+    pub status: ExecutionStatus,
+    pub log: Vec<ToolLogEntry>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs: Option<Vec<String>>,
+    pub connectors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// A call waiting for a human decision.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingAction {
+    pub execution_id: String,
+    pub seq: u64,
+    pub connector: String,
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+}
+
+/// What a pass (or an approval) returns to the model: reference §1.2.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "status",
+    rename_all = "lowercase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Outcome {
+    Completed {
+        execution_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        logs: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calls: Option<Vec<ToolLogEntry>>,
+    },
+    Paused {
+        execution_id: String,
+        pending: Vec<PendingAction>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calls: Option<Vec<ToolLogEntry>>,
+    },
+    Error {
+        execution_id: String,
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        logs: Option<Vec<String>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        calls: Option<Vec<ToolLogEntry>>,
+    },
+}
+
+impl Outcome {
+    /// An error outcome produced before any pass ran (no `calls`).
+    pub fn early_error(execution_id: impl Into<String>, error: impl Into<String>) -> Self {
+        Outcome::Error {
+            execution_id: execution_id.into(),
+            error: error.into(),
+            logs: None,
+            calls: None,
+        }
+    }
+
+    pub fn execution_id(&self) -> &str {
+        match self {
+            Outcome::Completed { execution_id, .. }
+            | Outcome::Paused { execution_id, .. }
+            | Outcome::Error { execution_id, .. } => execution_id,
+        }
+    }
+
+    pub fn status(&self) -> &'static str {
+        match self {
+            Outcome::Completed { .. } => "completed",
+            Outcome::Paused { .. } => "paused",
+            Outcome::Error { .. } => "error",
+        }
+    }
+}

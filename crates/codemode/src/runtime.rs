@@ -1,0 +1,539 @@
+//! The durable runtime: runs executions pass by pass, records every connector call, pauses at approval-gated
+//! calls and resumes them by deterministic replay (reference §2–§4, SPEC §3).
+
+use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
+use crate::connector::{CallContext, Connector, Replay, ToolDescriptor};
+use crate::executor::{
+    CallAnswer, ConnectorCall, Executor, ExecutorError, ExecutorOptions, PassEnd, PassHost,
+    PassRequest, SnippetAnswer, StepAnswer,
+};
+use crate::model::{Actor, ExecutionState, ExecutionStatus, Outcome, PendingAction};
+use crate::names::check_connector_names;
+use crate::protocol::raw;
+use crate::store::{Decision, Resume, Store, StoreError, unserialisable};
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::runtime::Handle;
+
+/// The source of time, injected so that expiry and retention can be tested without sleeping.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The wall clock.
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    }
+}
+
+/// Reshapes a completed result for the model; the audit trail keeps the raw value.
+pub type TransformResult = Arc<dyn Fn(Value) -> Result<Value, String> + Send + Sync>;
+
+/// How a runtime behaves.
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    /// Separate histories per name (`^[a-zA-Z0-9_.-]+$`).
+    pub name: String,
+    pub max_executions: usize,
+    pub timeout: Duration,
+    pub memory_limit_mb: u64,
+    /// Keep a pre-warmed sandbox worker ready (long-lived hosts).
+    pub keep_warm: bool,
+    /// The worker binary; `None` finds it next to the executable or at `$CODEMODE_WORKER`.
+    pub worker: Option<PathBuf>,
+    pub transform_result: Option<TransformResult>,
+    pub clock: Arc<dyn Clock>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            name: "default".to_owned(),
+            max_executions: 50,
+            timeout: Duration::from_secs(60),
+            memory_limit_mb: 512,
+            keep_warm: false,
+            worker: None,
+            transform_result: None,
+            clock: Arc::new(SystemClock),
+        }
+    }
+}
+
+/// Failures of the runtime itself (not of a program, which are outcomes).
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("{0}")]
+    Configuration(String),
+    #[error(transparent)]
+    Executor(#[from] ExecutorError),
+    #[error("a pass was interrupted: {0}")]
+    Interrupted(String),
+}
+
+/// A connector with its methods, described once when the runtime opens.
+struct Registered {
+    connector: Arc<dyn Connector>,
+    tools: HashMap<String, ToolDescriptor>,
+}
+
+struct Inner {
+    options: RuntimeOptions,
+    store: Store,
+    executor: Executor,
+    connectors: Vec<Registered>,
+}
+
+impl Inner {
+    fn connector(&self, name: &str) -> Option<&Registered> {
+        self.connectors.iter().find(|c| c.connector.name() == name)
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.connectors
+            .iter()
+            .map(|c| c.connector.name().to_owned())
+            .collect()
+    }
+
+    fn now(&self) -> i64 {
+        self.options.clock.now_ms()
+    }
+}
+
+/// The durable Code Mode runtime over one database file.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+impl Runtime {
+    /// Opens the runtime: validates the name and connectors, describes every connector once, and opens (or
+    /// creates and migrates) the database.
+    pub async fn open(
+        db_path: &Path,
+        options: RuntimeOptions,
+        connectors: Vec<Arc<dyn Connector>>,
+    ) -> Result<Self, RuntimeError> {
+        let name_ok = !options.name.is_empty()
+            && options
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+        if !name_ok {
+            return Err(RuntimeError::Configuration(format!(
+                "Invalid codemode runtime name \"{}\" — use letters, digits, \"_\", \"-\" or \".\"",
+                options.name
+            )));
+        }
+        check_connector_names(connectors.iter().map(|c| c.name()))
+            .map_err(RuntimeError::Configuration)?;
+        let mut registered = Vec::with_capacity(connectors.len());
+        for connector in connectors {
+            let tools = connector
+                .tools()
+                .await
+                .map_err(RuntimeError::Configuration)?;
+            for tool in &tools {
+                if tool.requires_approval && tool.replay == Replay::Reexecute {
+                    return Err(RuntimeError::Configuration(format!(
+                        "Connector \"{}\" tool \"{}\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed.",
+                        connector.name(),
+                        tool.name
+                    )));
+                }
+            }
+            let tools = tools.into_iter().map(|t| (t.name.clone(), t)).collect();
+            registered.push(Registered { connector, tools });
+        }
+        let store = Store::open(db_path, &options.name)?;
+        let executor = Executor::new(ExecutorOptions {
+            worker: options.worker.clone(),
+            timeout: options.timeout,
+            memory_limit_mb: options.memory_limit_mb,
+            keep_warm: options.keep_warm,
+        });
+        Ok(Runtime {
+            inner: Arc::new(Inner {
+                options,
+                store,
+                executor,
+                connectors: registered,
+            }),
+        })
+    }
+
+    /// Runs new code (a fresh execution) to its first pause or its end.
+    pub async fn execute(&self, code: &str) -> Result<Outcome, RuntimeError> {
+        self.execute_from(code, None).await
+    }
+
+    /// Like [`execute`](Self::execute), recording where the code came from (an MCP client's name, `cli`…).
+    pub async fn execute_from(
+        &self,
+        code: &str,
+        source: Option<&str>,
+    ) -> Result<Outcome, RuntimeError> {
+        let size = utf16_len(code);
+        if size > MAX_DURABLE_VALUE {
+            return Ok(Outcome::early_error(
+                "",
+                too_large_message("The execution code", size),
+            ));
+        }
+        let now = self.inner.now();
+        let id = format!("exec_{now:016}_{}", uuid::Uuid::new_v4());
+        let names = self.inner.names();
+        self.inner.store.begin(
+            &id,
+            code,
+            &names,
+            source,
+            now,
+            self.inner.options.max_executions,
+        )?;
+        self.pass(&id, code).await
+    }
+
+    /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
+    /// pause or its end (reference §2.4). Stale approvals are error outcomes that change nothing.
+    pub async fn approve(&self, id: &str, actor: Actor) -> Result<Outcome, RuntimeError> {
+        let Some(execution) = self.inner.store.execution(id)? else {
+            return Ok(Outcome::early_error(
+                id,
+                format!("No execution \"{id}\" to resume."),
+            ));
+        };
+        let missing: Vec<&str> = execution
+            .connectors
+            .iter()
+            .filter(|name| self.inner.connector(name).is_none())
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
+                    quoted_list(&missing)
+                ),
+            ));
+        }
+        match self.inner.store.resume(id, actor, self.inner.now())? {
+            Resume::Resumed => self.pass(id, &execution.code).await,
+            Resume::NotPaused(status) => Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
+                ),
+            )),
+            Resume::Missing => Ok(Outcome::early_error(
+                id,
+                format!("No execution \"{id}\" to resume."),
+            )),
+        }
+    }
+
+    /// Rejects the pending call at `seq`; false when that call is not pending (reference §2.5).
+    pub async fn reject(&self, id: &str, seq: u64, actor: Actor) -> Result<bool, RuntimeError> {
+        let rejected = self.inner.store.reject(id, seq, actor, self.inner.now())?;
+        if rejected {
+            self.dispose(id, ExecutionStatus::Rejected).await;
+        }
+        Ok(rejected)
+    }
+
+    /// Pending calls of paused runs, newest first; with an id, only that run's.
+    pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, RuntimeError> {
+        Ok(self.inner.store.pending(id)?)
+    }
+
+    /// Executions newest first, with their logs.
+    pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionState>, RuntimeError> {
+        Ok(self.inner.store.executions(limit)?)
+    }
+
+    /// One execution with its log.
+    pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, RuntimeError> {
+        Ok(self.inner.store.execution(id)?)
+    }
+
+    /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3).
+    async fn pass(&self, id: &str, code: &str) -> Result<Outcome, RuntimeError> {
+        let inner = self.inner.clone();
+        let request = PassRequest {
+            code: code.to_owned(),
+            connectors: inner.names(),
+            log: inner.store.replay_log(id)?,
+        };
+        let handle = Handle::current();
+        let execution_id = id.to_owned();
+        let ran = tokio::task::spawn_blocking(move || {
+            let mut host = RuntimeHost {
+                inner: inner.clone(),
+                id: execution_id,
+                handle,
+                steps: HashMap::new(),
+            };
+            inner.executor.run(&request, &mut host)
+        })
+        .await
+        .map_err(|e| RuntimeError::Interrupted(e.to_string()))?;
+        let now = self.inner.now();
+        let end = match ran {
+            Ok(outcome) => Ok((outcome.end, outcome.logs)),
+            Err(error) => Err(error),
+        };
+        let calls = |store: &Store| -> Result<_, RuntimeError> {
+            Ok(store.execution(id)?.map(|e| e.log).unwrap_or_default())
+        };
+        let store = &self.inner.store;
+        match store.status(id)? {
+            Some(ExecutionStatus::Paused) => {
+                self.pass_end(id, ExecutionStatus::Paused).await;
+                Ok(Outcome::Paused {
+                    execution_id: id.to_owned(),
+                    pending: store.pending(Some(id))?,
+                    calls: Some(calls(store)?),
+                })
+            }
+            Some(ExecutionStatus::Running) => match end {
+                Ok((
+                    PassEnd::Completed {
+                        result,
+                        result_error,
+                    },
+                    logs,
+                )) => {
+                    let result = result.and_then(|r| serde_json::from_str::<Value>(r.get()).ok());
+                    let audit = match &result_error {
+                        Some(reason) => Some(Value::String(format!(
+                            "[codemode: result omitted from the audit trail — {}]",
+                            unserialisable("The final result", reason)
+                        ))),
+                        None => result.clone(),
+                    };
+                    store.complete(id, audit.as_ref(), &logs, now)?;
+                    self.pass_end(id, ExecutionStatus::Completed).await;
+                    self.dispose(id, ExecutionStatus::Completed).await;
+                    let result = match (&self.inner.options.transform_result, result) {
+                        (Some(transform), Some(value)) => {
+                            Some(transform(value.clone()).unwrap_or(value))
+                        }
+                        (_, result) => result,
+                    };
+                    Ok(Outcome::Completed {
+                        execution_id: id.to_owned(),
+                        result,
+                        logs: (!logs.is_empty()).then_some(logs),
+                        calls: Some(calls(store)?),
+                    })
+                }
+                other => {
+                    let error = match other {
+                        Ok((PassEnd::Failed { error }, _)) => error,
+                        Ok(_) => "Codemode execution failed".to_owned(),
+                        Err(executor) => format!("Code execution failed: {executor}"),
+                    };
+                    store.fail(id, &error, now)?;
+                    self.finish_error(id, error).await
+                }
+            },
+            Some(_) => {
+                let error = store
+                    .execution(id)?
+                    .and_then(|e| e.error)
+                    .unwrap_or_else(|| "Codemode execution failed".to_owned());
+                self.finish_error(id, error).await
+            }
+            None => Ok(Outcome::early_error(id, format!("No execution \"{id}\""))),
+        }
+    }
+
+    async fn finish_error(&self, id: &str, error: String) -> Result<Outcome, RuntimeError> {
+        self.pass_end(id, ExecutionStatus::Error).await;
+        self.dispose(id, ExecutionStatus::Error).await;
+        Ok(Outcome::Error {
+            execution_id: id.to_owned(),
+            error,
+            logs: None,
+            calls: Some(
+                self.inner
+                    .store
+                    .execution(id)?
+                    .map(|e| e.log)
+                    .unwrap_or_default(),
+            ),
+        })
+    }
+
+    async fn pass_end(&self, id: &str, status: ExecutionStatus) {
+        for registered in &self.inner.connectors {
+            registered.connector.on_pass_end(id, status).await;
+        }
+    }
+
+    async fn dispose(&self, id: &str, status: ExecutionStatus) {
+        for registered in &self.inner.connectors {
+            registered.connector.dispose_execution(id, status).await;
+        }
+    }
+}
+
+fn quoted_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Answers a pass's requests: every connector call goes through `decide` and `record_result`.
+struct RuntimeHost {
+    inner: Arc<Inner>,
+    id: String,
+    handle: Handle,
+    /// Step names by seq, for the messages of unrecordable step values.
+    steps: HashMap<u64, String>,
+}
+
+impl PassHost for RuntimeHost {
+    fn call(&mut self, call: ConnectorCall) -> CallAnswer {
+        let inner = self.inner.clone();
+        let store = &inner.store;
+        let now = inner.now();
+        let Some(registered) = inner.connector(&call.connector) else {
+            return CallAnswer::Error(format!(
+                "Connector \"{}\" is not configured",
+                call.connector
+            ));
+        };
+        if let Some(reason) = &call.args_error {
+            let message = unserialisable(
+                &format!("Arguments to {}.{}", call.connector, call.method),
+                reason,
+            );
+            return match store.fail(&self.id, &message, now) {
+                Ok(()) | Err(_) => CallAnswer::Stop,
+            };
+        }
+        let args = call
+            .args
+            .as_deref()
+            .and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
+        let tool = registered.tools.get(&call.method).filter(|t| !t.hidden);
+        let requires_approval = tool.is_some_and(|t| t.requires_approval);
+        let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
+        let decision = store.decide(
+            &self.id,
+            call.seq,
+            &call.connector,
+            &call.method,
+            args.as_ref(),
+            requires_approval,
+            ephemeral,
+            now,
+        );
+        match decision {
+            Ok(Decision::Execute) => {}
+            Ok(Decision::Replay(result)) => return CallAnswer::Value(result.map(|r| raw(&r))),
+            Ok(Decision::Missing) => {
+                return CallAnswer::Error(format!("No execution \"{}\"", self.id));
+            }
+            Ok(Decision::Pause) => return CallAnswer::Stop,
+            Err(error) => return CallAnswer::Error(error.to_string()),
+        }
+        if tool.is_none() {
+            return CallAnswer::Error(format!(
+                "Tool \"{}\" not found on {}",
+                call.method, call.connector
+            ));
+        }
+        let ctx = CallContext {
+            execution_id: self.id.clone(),
+            seq: call.seq,
+        };
+        let connector = registered.connector.clone();
+        let executed = self
+            .handle
+            .block_on(connector.execute(&call.method, args, ctx));
+        match executed {
+            Ok(result) => {
+                // A result too large to record fails the run; the program still gets it, and the next call
+                // (or the end of the pass) sees the failure.
+                let _ = store.record_result(&self.id, call.seq, result.as_ref(), inner.now());
+                CallAnswer::Value(result.map(|r| raw(&r)))
+            }
+            Err(message) => CallAnswer::Error(message),
+        }
+    }
+
+    fn step_decide(&mut self, seq: u64, name: &str) -> StepAnswer {
+        self.steps.insert(seq, name.to_owned());
+        let decision = self.inner.store.decide(
+            &self.id,
+            seq,
+            crate::STEP_CONNECTOR,
+            name,
+            None,
+            false,
+            false,
+            self.inner.now(),
+        );
+        match decision {
+            Ok(Decision::Execute) => StepAnswer::Execute,
+            Ok(Decision::Replay(value)) => StepAnswer::Replay(value.map(|v| raw(&v))),
+            _ => StepAnswer::Stop,
+        }
+    }
+
+    fn step_record(&mut self, seq: u64, value: Result<Option<Box<RawValue>>, String>) -> bool {
+        let now = self.inner.now();
+        match value {
+            Ok(value) => {
+                let value = value.and_then(|v| serde_json::from_str::<Value>(v.get()).ok());
+                self.inner
+                    .store
+                    .record_result(&self.id, seq, value.as_ref(), now)
+                    .unwrap_or(false)
+            }
+            Err(reason) => {
+                let name = self.steps.get(&seq).cloned().unwrap_or_default();
+                let what = format!("The result of {}.{name}", crate::STEP_CONNECTOR);
+                let _ = self.inner.store.fail_unrecordable(
+                    &self.id,
+                    seq,
+                    &unserialisable(&what, &reason),
+                    now,
+                );
+                false
+            }
+        }
+    }
+
+    fn search(&mut self, _query: &str) -> Result<Box<RawValue>, String> {
+        Err("codemode.search is not available in this build yet".to_owned())
+    }
+
+    fn describe(&mut self, _target: &str) -> Result<Box<RawValue>, String> {
+        Err("codemode.describe is not available in this build yet".to_owned())
+    }
+
+    fn snippet(&mut self, name: &str) -> SnippetAnswer {
+        SnippetAnswer::Value(raw(
+            &serde_json::json!({"error": format!("Snippet \"{name}\" not found.")}),
+        ))
+    }
+}

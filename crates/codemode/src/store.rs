@@ -1,0 +1,715 @@
+//! The durable store: one SQLite file (WAL) holding executions, their per-call log and snippets. Every state
+//! change is one transaction whose update is conditional on the state it observed, so two processes sharing
+//! the file can never both resume, both reject, or both execute an approved call.
+
+use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
+use crate::model::{
+    Actor, EntryState, ExecutionState, ExecutionStatus, PendingAction, ToolLogEntry,
+};
+use crate::protocol::ReplayEntry;
+use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The schema version this build writes; older files are migrated forward on open.
+pub const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: executions, the per-call log, snippets.
+    "CREATE TABLE cm_executions (
+        id TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        code TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        logs TEXT,
+        connectors TEXT NOT NULL,
+        source TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX cm_executions_by_status ON cm_executions (runtime, status, created_at DESC, id DESC);
+    CREATE INDEX cm_executions_by_time ON cm_executions (runtime, created_at DESC, id DESC);
+    CREATE TABLE cm_log (
+        execution_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        connector TEXT NOT NULL,
+        method TEXT NOT NULL,
+        args TEXT,
+        result TEXT,
+        requires_approval INTEGER NOT NULL,
+        ephemeral INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at INTEGER,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        divergence TEXT,
+        PRIMARY KEY (execution_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE cm_snippets (
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        code TEXT NOT NULL,
+        saved_at INTEGER NOT NULL,
+        input_schema TEXT,
+        connectors TEXT NOT NULL,
+        PRIMARY KEY (runtime, name)
+    );",
+];
+
+/// Store failures that are not runtime outcomes.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error(
+        "the database {path} was written by a newer version of Codemode (schema {found}; this build reads up to {SCHEMA_VERSION})"
+    )]
+    NewerSchema { path: String, found: i64 },
+    #[error("cannot create {path}: {source}")]
+    Folder {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// What `decide` tells the pass to do with a call (reference §3.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    Execute,
+    Replay(Option<Value>),
+    /// The run is not running (it paused or failed): end the pass.
+    Pause,
+    /// The execution does not exist.
+    Missing,
+}
+
+/// The result of trying to claim a paused run for approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    Resumed,
+    NotPaused(ExecutionStatus),
+    Missing,
+}
+
+/// One SQLite connection, shared by the runtime's threads.
+pub struct Store {
+    connection: Mutex<Connection>,
+    runtime: String,
+}
+
+impl Store {
+    /// Opens (creating and migrating) the database for the runtime `name`.
+    pub fn open(path: &Path, runtime: &str) -> Result<Self, StoreError> {
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            create_private_folder(folder).map_err(|source| StoreError::Folder {
+                path: folder.display().to_string(),
+                source,
+            })?;
+        }
+        create_private_file(path).map_err(|source| StoreError::Folder {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let mut connection = Connection::open(path)?;
+        connection.busy_timeout(Duration::from_secs(10))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.pragma_update(None, "foreign_keys", "ON")?;
+        migrate(&mut connection, path)?;
+        Ok(Store {
+            connection: Mutex::new(connection),
+            runtime: runtime.to_owned(),
+        })
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(f(&mut connection)?)
+    }
+
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
+    ) -> Result<T, StoreError> {
+        self.with(|connection| {
+            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let value = f(&tx)?;
+            tx.commit()?;
+            Ok(value)
+        })
+    }
+
+    /// Inserts a new running execution, then prunes terminal ones beyond the newest `keep` (reference §6).
+    pub fn begin(
+        &self,
+        id: &str,
+        code: &str,
+        connectors: &[String],
+        source: Option<&str>,
+        now: i64,
+        keep: usize,
+    ) -> Result<Vec<String>, StoreError> {
+        let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO cm_executions (id, runtime, code, status, connectors, source, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6)",
+                params![id, self.runtime, code, connectors, source, now],
+            )?;
+            prune(tx, &self.runtime, keep, Some(id))
+        })
+    }
+
+    /// Decides what a call at `seq` does (reference §3.3), in one transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decide(
+        &self,
+        id: &str,
+        seq: u64,
+        connector: &str,
+        method: &str,
+        args: Option<&Value>,
+        requires_approval: bool,
+        ephemeral: bool,
+        now: i64,
+    ) -> Result<Decision, StoreError> {
+        self.write(|tx| {
+            let Some(status) = status_of(tx, id)? else {
+                return Ok(Decision::Missing);
+            };
+            if status != ExecutionStatus::Running {
+                return Ok(Decision::Pause);
+            }
+            let existing = tx
+                .query_row(
+                    "SELECT connector, method, args, result, ephemeral, state FROM cm_log
+                     WHERE execution_id = ?1 AND seq = ?2",
+                    params![id, seq as i64],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, String>(1)?,
+                            row.get::<_, Option<String>>(2)?,
+                            row.get::<_, Option<String>>(3)?,
+                            row.get::<_, bool>(4)?,
+                            row.get::<_, String>(5)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state)) = existing {
+                let old_args_value = old_args.as_deref().and_then(|a| serde_json::from_str::<Value>(a).ok());
+                let attempted = json!({"connector": connector, "method": method, "args": args});
+                let recorded = json!({"connector": old_connector, "method": old_method, "args": old_args_value});
+                if old_connector != connector || old_method != method {
+                    let detail = format!(
+                        "expected {old_connector}.{old_method}, got {connector}.{method}. Code must be deterministic up to tool calls and steps. Wrap nondeterministic work in codemode.step(name, fn)."
+                    );
+                    diverge(tx, id, seq, &detail, recorded, attempted, now)?;
+                    return Ok(Decision::Pause);
+                }
+                if let (Some(old), Some(new)) = (&old_args_value, args)
+                    && old != new
+                {
+                    let detail = format!(
+                        "{connector}.{method} was called with different arguments than the recorded run. Arguments must be deterministic across replays. Wrap nondeterministic inputs in codemode.step(name, fn)."
+                    );
+                    diverge(tx, id, seq, &detail, recorded, attempted, now)?;
+                    return Ok(Decision::Pause);
+                }
+                match EntryState::parse(&state) {
+                    Some(EntryState::Applied) if old_ephemeral => return Ok(Decision::Execute),
+                    Some(EntryState::Applied) => {
+                        let result = result.as_deref().and_then(|r| serde_json::from_str(r).ok());
+                        return Ok(Decision::Replay(result));
+                    }
+                    Some(EntryState::Pending) => {
+                        tx.execute(
+                            "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2",
+                            params![id, seq as i64],
+                        )?;
+                        touch(tx, id, now)?;
+                        return Ok(Decision::Execute);
+                    }
+                    Some(EntryState::Executing) => return Ok(Decision::Execute),
+                    Some(EntryState::Reverted) => {} // treated as a fresh call
+                    _ => return Ok(Decision::Pause),
+                }
+            }
+            // A fresh call.
+            let args_text = args.map(|a| serde_json::to_string(a).unwrap_or_default());
+            if let Some(text) = &args_text {
+                let size = utf16_len(text);
+                if size > MAX_DURABLE_VALUE {
+                    let message = too_large_message(&format!("Arguments to {connector}.{method}"), size);
+                    fail_in(tx, id, &message, now)?;
+                    return Ok(Decision::Pause);
+                }
+            }
+            let state = if requires_approval { "pending" } else { "executing" };
+            tx.execute(
+                "INSERT OR REPLACE INTO cm_log
+                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)",
+                params![id, seq as i64, connector, method, args_text, requires_approval, ephemeral, state],
+            )?;
+            if requires_approval {
+                tx.execute(
+                    "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
+                    params![id, now],
+                )?;
+                return Ok(Decision::Pause);
+            }
+            touch(tx, id, now)?;
+            Ok(Decision::Execute)
+        })
+    }
+
+    /// Records a call's (or step's) result; an oversized result fails the run. Returns false when the run
+    /// failed because of it.
+    pub fn record_result(
+        &self,
+        id: &str,
+        seq: u64,
+        result: Option<&Value>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let Some((connector, method, ephemeral)) = tx
+                .query_row(
+                    "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
+                    params![id, seq as i64],
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?)),
+                )
+                .optional()?
+            else {
+                return Ok(false);
+            };
+            let text = if ephemeral {
+                None
+            } else {
+                result.map(|r| serde_json::to_string(r).unwrap_or_default())
+            };
+            if let Some(text) = &text {
+                let size = utf16_len(text);
+                if size > MAX_DURABLE_VALUE {
+                    let message = too_large_message(&format!("The result of {connector}.{method}"), size);
+                    tx.execute(
+                        "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
+                        params![id, seq as i64],
+                    )?;
+                    fail_in(tx, id, &message, now)?;
+                    return Ok(false);
+                }
+            }
+            tx.execute(
+                "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
+                params![id, seq as i64, text],
+            )?;
+            touch(tx, id, now)?;
+            Ok(true)
+        })
+    }
+
+    /// Fails a running run because a value at `seq` could not be recorded.
+    pub fn fail_unrecordable(
+        &self,
+        id: &str,
+        seq: u64,
+        message: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending')",
+                params![id, seq as i64],
+            )?;
+            fail_in(tx, id, message, now)
+        })
+    }
+
+    /// Completes a running run with its (raw) result and console lines.
+    pub fn complete(
+        &self,
+        id: &str,
+        result: Option<&Value>,
+        logs: &[String],
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        let result_text = result.map(|r| {
+            let text = serde_json::to_string(r).unwrap_or_default();
+            let size = utf16_len(&text);
+            if size > MAX_DURABLE_VALUE {
+                let message = too_large_message("The final result", size);
+                Value::String(format!(
+                    "[codemode: result omitted from the audit trail — {message}]"
+                ))
+                .to_string()
+            } else {
+                text
+            }
+        });
+        let logs_text = logs_for_storage(logs);
+        self.write(|tx| {
+            let changed = tx.execute(
+                "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
+                 WHERE id = ?1 AND status = 'running'",
+                params![id, result_text, logs_text, now],
+            )?;
+            Ok(changed == 1)
+        })
+    }
+
+    /// Fails a running run with a program error.
+    pub fn fail(&self, id: &str, message: &str, now: i64) -> Result<(), StoreError> {
+        self.write(|tx| fail_in(tx, id, message, now))
+    }
+
+    /// Claims a paused run for approval: the run becomes `running` and its pending call `executing`, attributed
+    /// to `actor`, in one transaction (so a later reject finds nothing pending).
+    pub fn resume(&self, id: &str, actor: Actor, now: i64) -> Result<Resume, StoreError> {
+        self.write(|tx| {
+            let Some(status) = status_of(tx, id)? else {
+                return Ok(Resume::Missing);
+            };
+            let changed = tx.execute(
+                "UPDATE cm_executions SET status = 'running', updated_at = ?2 WHERE id = ?1 AND status = 'paused'",
+                params![id, now],
+            )?;
+            if changed == 0 {
+                return Ok(Resume::NotPaused(status));
+            }
+            tx.execute(
+                "UPDATE cm_log SET state = 'executing', decided_by = ?2, decided_at = ?3
+                 WHERE execution_id = ?1 AND state = 'pending'",
+                params![id, actor.as_str(), now],
+            )?;
+            Ok(Resume::Resumed)
+        })
+    }
+
+    /// Rejects the pending call at `seq` (reference §2.5); false when nothing there is pending.
+    pub fn reject(&self, id: &str, seq: u64, actor: Actor, now: i64) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let entry = tx
+                .query_row(
+                    "SELECT connector, method FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                    params![id, seq as i64],
+                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+                )
+                .optional()?;
+            let Some((connector, method)) = entry else {
+                return Ok(false);
+            };
+            tx.execute(
+                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4
+                 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                params![id, seq as i64, actor.as_str(), now],
+            )?;
+            tx.execute(
+                "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1",
+                params![id, format!("Action {connector}.{method} rejected by user"), now],
+            )?;
+            Ok(true)
+        })
+    }
+
+    pub fn status(&self, id: &str) -> Result<Option<ExecutionStatus>, StoreError> {
+        self.with(|connection| status_of(connection, id))
+    }
+
+    /// One execution with its log, if it belongs to this runtime.
+    pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
+        self.with(|connection| {
+            let execution = connection
+                .query_row(
+                    &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                    params![id, self.runtime],
+                    execution_row,
+                )
+                .optional()?;
+            let Some(mut execution) = execution else {
+                return Ok(None);
+            };
+            execution.log = log_of(connection, id)?;
+            Ok(Some(execution))
+        })
+    }
+
+    /// Executions newest first, with their logs (reference `executions(limit)`).
+    pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionState>, StoreError> {
+        self.with(|connection| {
+            let limit = limit.map_or(-1, |l| l as i64);
+            let mut statement = connection.prepare_cached(&format!(
+                "{EXECUTION_COLUMNS} WHERE runtime = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+            ))?;
+            let mut executions = statement
+                .query_map(params![self.runtime, limit], execution_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            for execution in &mut executions {
+                execution.log = log_of(connection, &execution.id)?;
+            }
+            Ok(executions)
+        })
+    }
+
+    /// Pending calls of paused runs, newest run first (reference §2.6).
+    pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
+        self.with(|connection| {
+            let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted
+                 FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
+                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending' AND (?2 IS NULL OR e.id = ?2)
+                 ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
+            let mut statement = connection.prepare_cached(sql)?;
+            let rows = statement.query_map(params![self.runtime, id], |row| {
+                Ok(PendingAction {
+                    execution_id: row.get(0)?,
+                    seq: row.get::<_, i64>(1)? as u64,
+                    connector: row.get(2)?,
+                    method: row.get(3)?,
+                    args: parse_json(row.get::<_, Option<String>>(4)?),
+                    interrupted: row.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    /// The entries a pass may answer without asking the host: applied, not ephemeral.
+    pub fn replay_log(&self, id: &str) -> Result<Vec<ReplayEntry>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT seq, connector, method, args, result FROM cm_log
+                 WHERE execution_id = ?1 AND state = 'applied' AND ephemeral = 0 ORDER BY seq",
+            )?;
+            let rows = statement.query_map(params![id], |row| {
+                Ok(ReplayEntry {
+                    seq: row.get::<_, i64>(0)? as u64,
+                    connector: row.get(1)?,
+                    method: row.get(2)?,
+                    args: raw(row.get::<_, Option<String>>(3)?),
+                    result: raw(row.get::<_, Option<String>>(4)?),
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+fn raw(text: Option<String>) -> Option<Box<serde_json::value::RawValue>> {
+    text.and_then(|t| serde_json::value::RawValue::from_string(t).ok())
+}
+
+fn parse_json(text: Option<String>) -> Option<Value> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
+const EXECUTION_COLUMNS: &str = "SELECT id, code, status, result, error, logs, connectors, source, created_at, updated_at FROM cm_executions";
+
+fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
+    let status: String = row.get(2)?;
+    Ok(ExecutionState {
+        id: row.get(0)?,
+        code: row.get(1)?,
+        status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
+        log: Vec::new(),
+        result: parse_json(row.get(3)?),
+        error: row.get(4)?,
+        logs: parse_json(row.get(5)?).and_then(|v| serde_json::from_value(v).ok()),
+        connectors: parse_json(row.get(6)?)
+            .and_then(|v| serde_json::from_value(v).ok())
+            .unwrap_or_default(),
+        source: row.get(7)?,
+        created_at: row.get(8)?,
+        updated_at: row.get(9)?,
+    })
+}
+
+fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntry>> {
+    let mut statement = connection.prepare_cached(
+        "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
+                interrupted, divergence
+         FROM cm_log WHERE execution_id = ?1 ORDER BY seq",
+    )?;
+    let rows = statement.query_map(params![id], |row| {
+        let state: String = row.get(7)?;
+        Ok(ToolLogEntry {
+            seq: row.get::<_, i64>(0)? as u64,
+            connector: row.get(1)?,
+            method: row.get(2)?,
+            args: parse_json(row.get(3)?),
+            result: parse_json(row.get(4)?),
+            requires_approval: row.get(5)?,
+            ephemeral: row.get(6)?,
+            state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+            decided_by: row.get(8)?,
+            decided_at: row.get(9)?,
+            interrupted: row.get(10)?,
+            divergence: parse_json(row.get(11)?),
+        })
+    })?;
+    rows.collect()
+}
+
+fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<ExecutionStatus>> {
+    let status: Option<String> = connection
+        .query_row(
+            "SELECT status FROM cm_executions WHERE id = ?1",
+            params![id],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
+}
+
+fn touch(tx: &Transaction<'_>, id: &str, now: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1",
+        params![id, now],
+    )?;
+    Ok(())
+}
+
+/// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
+fn fail_in(tx: &Transaction<'_>, id: &str, message: &str, now: i64) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'running'",
+        params![id, cap(message), now],
+    )?;
+    Ok(())
+}
+
+fn diverge(
+    tx: &Transaction<'_>,
+    id: &str,
+    seq: u64,
+    detail: &str,
+    recorded: Value,
+    attempted: Value,
+    now: i64,
+) -> rusqlite::Result<()> {
+    let divergence = json!({"recorded": recorded, "attempted": attempted}).to_string();
+    tx.execute(
+        "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
+                divergence = ?3
+         WHERE execution_id = ?1 AND seq = ?2",
+        params![id, seq as i64, divergence],
+    )?;
+    fail_in(
+        tx,
+        id,
+        &format!("Codemode replay divergence at step {seq}: {detail}"),
+        now,
+    )
+}
+
+fn cap(message: &str) -> String {
+    message.chars().take(MAX_DURABLE_VALUE).collect()
+}
+
+/// Console lines as stored: while too large, the older half is dropped behind a marker (reference §7.2).
+fn logs_for_storage(logs: &[String]) -> Option<String> {
+    if logs.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<String> = logs.to_vec();
+    loop {
+        let text = serde_json::to_string(&kept).unwrap_or_default();
+        if utf16_len(&text) <= MAX_DURABLE_VALUE {
+            return Some(text);
+        }
+        if kept.len() <= 2 {
+            return None;
+        }
+        let newer = kept.split_off(kept.len() / 2);
+        kept = std::iter::once(
+            "[codemode: earlier console output dropped — too large to record]".to_owned(),
+        )
+        .chain(
+            newer
+                .into_iter()
+                .filter(|l| !l.starts_with("[codemode: earlier console output dropped")),
+        )
+        .collect();
+    }
+}
+
+/// Deletes terminal executions beyond the newest `keep` (never `except`); returns the deleted ids.
+fn prune(
+    tx: &Transaction<'_>,
+    runtime: &str,
+    keep: usize,
+    except: Option<&str>,
+) -> rusqlite::Result<Vec<String>> {
+    let ids: Vec<String> = {
+        let mut statement = tx.prepare_cached(
+            "SELECT id FROM cm_executions
+             WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back') AND id IS NOT ?2
+             ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3",
+        )?;
+        statement
+            .query_map(params![runtime, except, keep as i64], |row| row.get(0))?
+            .collect::<rusqlite::Result<_>>()?
+    };
+    for id in &ids {
+        tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+        tx.execute("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+    }
+    Ok(ids)
+}
+
+fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.display().to_string(),
+            found: version,
+        });
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(migration)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// Values that cannot be recorded at all (a cycle, a throwing getter): the reference's message.
+pub fn unserialisable(what: &str, reason: &str) -> String {
+    not_serializable_message(what, reason)
+}
+
+fn create_private_folder(folder: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if folder.exists() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+}
+
+/// Creates the database file owner-only before SQLite opens it (its WAL files take the same mode).
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    if path.exists() {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map(drop)
+}

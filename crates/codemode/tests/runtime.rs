@@ -1,0 +1,735 @@
+//! Conformance of the durable runtime with the reference's runtime tests (§12.1, §12.2) that need neither
+//! rollback, retention nor snippets: pauses, approvals, rejection, replay, divergence, steps, ephemeral reads,
+//! value limits, hooks, runtime names and restarts — against a real SQLite file and real worker processes.
+
+mod support;
+
+use codemode::{Actor, Connector, EntryState, ExecutionStatus, Outcome, Runtime, RuntimeOptions};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use support::items::Items;
+
+fn temp_db() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("codemode-test-{}", uuid::Uuid::new_v4()));
+    dir.join("codemode.db")
+}
+
+fn options() -> RuntimeOptions {
+    RuntimeOptions {
+        worker: Some(support::worker_path()),
+        ..RuntimeOptions::default()
+    }
+}
+
+async fn open(db: &Path, items: &Arc<Items>) -> Runtime {
+    open_with(db, options(), vec![items.clone()]).await
+}
+
+async fn open_with(
+    db: &Path,
+    options: RuntimeOptions,
+    connectors: Vec<Arc<dyn Connector>>,
+) -> Runtime {
+    Runtime::open(db, options, connectors)
+        .await
+        .expect("runtime opens")
+}
+
+fn json_of(outcome: &Outcome) -> Value {
+    serde_json::to_value(outcome).expect("outcome serialises")
+}
+
+const CREATE: &str = "async () => { const before = await items.list_items(); const item = await items.create_item({ title: 'first' }); return { before, item }; }";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_call_completes() {
+    let db = temp_db();
+    let runtime = open(&db, &Items::new()).await;
+    let outcome = json_of(
+        &runtime
+            .execute("async () => await items.list_items()")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(outcome["status"], "completed");
+    assert_eq!(outcome["result"], json!([]));
+    assert!(outcome.get("logs").is_none());
+    assert!(
+        outcome["executionId"]
+            .as_str()
+            .unwrap()
+            .starts_with("exec_")
+    );
+    let id = outcome["executionId"].as_str().unwrap();
+    let (millis, uuid) = id["exec_".len()..].split_once('_').unwrap();
+    assert_eq!(millis.len(), 16);
+    assert!(uuid::Uuid::parse_str(uuid).is_ok());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unknown_global_names_the_available_ones() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let outcome = json_of(
+        &runtime
+            .execute("async () => await host.writeFile('x')")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(outcome["status"], "error");
+    assert_eq!(
+        outcome["error"],
+        "Code execution failed: host is not defined (the only globals available in the sandbox are: items, codemode)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_gated_call_pauses_and_approval_applies_it_exactly_once() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let paused = json_of(&runtime.execute(CREATE).await.unwrap());
+    assert_eq!(paused["status"], "paused");
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        paused["pending"],
+        json!([{"executionId": id, "seq": 1, "connector": "items", "method": "create_item", "args": {"title": "first"}}])
+    );
+    assert!(paused.get("logs").is_none());
+    assert_eq!(paused["calls"][0]["state"], "applied");
+    assert_eq!(paused["calls"][1]["state"], "pending");
+    assert_eq!(paused["calls"][1]["requiresApproval"], true);
+    assert!(paused["calls"][1].get("result").is_none());
+    assert_eq!(
+        items.with(|s| s.items.len()),
+        0,
+        "nothing applied while paused"
+    );
+    assert_eq!(runtime.pending(None).unwrap().len(), 1);
+
+    // Someone else changes the state meanwhile: the replay must still see the recorded (empty) list.
+    items.with(|s| s.items.push(json!({"id": 99, "title": "outside"})));
+    let done = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["before"], json!([]));
+    assert_eq!(done["result"]["item"], json!({"id": 2, "title": "first"}));
+    assert_eq!(done["calls"][1]["state"], "applied");
+    assert_eq!(
+        done["calls"][1]["result"],
+        json!({"id": 2, "title": "first"})
+    );
+    assert_eq!(done["calls"][1]["decidedBy"], "console");
+    assert!(done["calls"][1]["decidedAt"].is_i64());
+    assert_eq!(
+        items.with(|s| (s.items.len(), s.list_calls)),
+        (2, 1),
+        "created once, read once"
+    );
+    assert!(runtime.pending(None).unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reject_ends_the_run_and_a_later_approval_is_stale() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let paused = runtime.execute(CREATE).await.unwrap();
+    let id = paused.execution_id().to_owned();
+    assert!(
+        !runtime.reject(&id, 999, Actor::Cli).await.unwrap(),
+        "a seq that is not pending"
+    );
+    assert!(items.with(|s| s.disposes.is_empty()));
+    assert!(runtime.reject(&id, 1, Actor::Cli).await.unwrap());
+    assert!(
+        !runtime.reject(&id, 1, Actor::Cli).await.unwrap(),
+        "a second reject"
+    );
+    let execution = runtime.execution(&id).unwrap().unwrap();
+    assert_eq!(execution.status, ExecutionStatus::Rejected);
+    assert_eq!(
+        execution.error.as_deref(),
+        Some("Action items.create_item rejected by user")
+    );
+    assert_eq!(execution.log[1].state, EntryState::Reverted);
+    assert_eq!(execution.log[1].decided_by.as_deref(), Some("cli"));
+    assert_eq!(
+        items.with(|s| s.disposes.clone()),
+        vec![(id.clone(), ExecutionStatus::Rejected)]
+    );
+
+    let stale = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    assert_eq!(
+        stale,
+        json!({"status": "error", "executionId": id,
+               "error": format!("Execution \"{id}\" is not paused (status: rejected); only a paused run can be approved.")})
+    );
+    assert!(runtime.pending(None).unwrap().is_empty());
+    assert_eq!(items.with(|s| s.items.len()), 0);
+    assert_eq!(
+        runtime.execution(&id).unwrap().unwrap().status,
+        ExecutionStatus::Rejected
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approving_an_unknown_or_completed_run_changes_nothing() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let unknown = json_of(&runtime.approve("exec_nope", Actor::Api).await.unwrap());
+    assert_eq!(unknown["error"], "No execution \"exec_nope\" to resume.");
+    let done = runtime.execute("async () => 1").await.unwrap();
+    let id = done.execution_id();
+    let again = json_of(&runtime.approve(id, Actor::Api).await.unwrap());
+    assert_eq!(
+        again["error"],
+        format!(
+            "Execution \"{id}\" is not paused (status: completed); only a paused run can be approved."
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_program_that_swallows_the_pause_is_still_paused_with_one_pending_call() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let code = "async () => { try { await items.create_item({ title: 'a' }) } catch (e) {} try { await items.create_item({ title: 'b' }) } catch (e) {} return 'escaped' }";
+    let outcome = json_of(&runtime.execute(code).await.unwrap());
+    assert_eq!(outcome["status"], "paused");
+    assert_eq!(outcome["pending"].as_array().unwrap().len(), 1);
+    assert_eq!(items.with(|s| s.items.len()), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pending_lists_every_paused_run_newest_first() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let first = runtime.execute(CREATE).await.unwrap();
+    let second = runtime.execute(CREATE).await.unwrap();
+    let pending = runtime.pending(None).unwrap();
+    let ids: Vec<&str> = pending.iter().map(|p| p.execution_id.as_str()).collect();
+    assert_eq!(ids, vec![second.execution_id(), first.execution_id()]);
+    assert_eq!(
+        runtime.pending(Some(first.execution_id())).unwrap().len(),
+        1
+    );
+    // Either can be approved first.
+    assert_eq!(
+        runtime
+            .approve(first.execution_id(), Actor::Api)
+            .await
+            .unwrap()
+            .status(),
+        "completed"
+    );
+    assert_eq!(
+        runtime
+            .approve(second.execution_id(), Actor::Api)
+            .await
+            .unwrap()
+            .status(),
+        "completed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn random_arguments_diverge_on_resume_and_nothing_is_applied() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let paused = runtime
+        .execute("async () => items.create_item({ title: 'r' + Math.random() })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let outcome = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    assert_eq!(outcome["status"], "error");
+    assert_eq!(
+        outcome["error"],
+        "Codemode replay divergence at step 0: items.create_item was called with different arguments than the recorded run. Arguments must be deterministic across replays. Wrap nondeterministic inputs in codemode.step(name, fn)."
+    );
+    let entry = &outcome["calls"][0];
+    assert_eq!(entry["state"], "error");
+    assert_eq!(entry["divergence"]["recorded"]["method"], "create_item");
+    assert_ne!(
+        entry["divergence"]["recorded"]["args"],
+        entry["divergence"]["attempted"]["args"]
+    );
+    assert_eq!(items.with(|s| s.items.len()), 0);
+    assert!(runtime.pending(None).unwrap().is_empty());
+    assert!(runtime.pending(Some(&id)).unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_different_method_at_the_same_position_diverges() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    // The re-executed counter reads 1 on the first pass and 2 on the replay, so the program takes the other
+    // branch and calls a different method at seq 1.
+    let code = "async () => { const r = await items.read_counter(); if (r.reads === 1) await items.list_items(); else await items.session_id(); return items.create_item({ title: 'y' }) }";
+    let paused = runtime.execute(code).await.unwrap();
+    assert_eq!(paused.status(), "paused");
+    let outcome = json_of(
+        &runtime
+            .approve(paused.execution_id(), Actor::Api)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(
+        outcome["error"],
+        "Codemode replay divergence at step 1: expected items.list_items, got items.session_id. Code must be deterministic up to tool calls and steps. Wrap nondeterministic work in codemode.step(name, fn)."
+    );
+    assert_eq!(
+        outcome["calls"][1]["divergence"]["attempted"]["method"],
+        "session_id"
+    );
+    assert_eq!(items.with(|s| s.items.len()), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_step_keeps_a_random_value_stable_across_the_approval() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let code = "async () => { console.log('pass start'); const r = await codemode.step('rand', () => { console.log('in step'); return Math.random() }); await items.create_item({ title: 'r' + r }); console.log('after approval'); return r }";
+    let paused = runtime.execute(code).await.unwrap();
+    let done = json_of(
+        &runtime
+            .approve(paused.execution_id(), Actor::Api)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["logs"],
+        json!(["pass start", "after approval"]),
+        "the step's closure does not run again"
+    );
+    assert_eq!(done["calls"][0]["connector"], "__step");
+    assert_eq!(done["calls"][0]["method"], "rand");
+    assert!(done["calls"][0].get("args").is_none());
+    assert_eq!(items.with(|s| s.items.len()), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_throwing_connector_is_an_error_outcome_and_its_entry_stays_executing() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let outcome = json_of(
+        &runtime
+            .execute("async () => await items.boom()")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(outcome["status"], "error");
+    assert_eq!(outcome["error"], "Code execution failed: connector boom");
+    assert_eq!(outcome["calls"][0]["state"], "executing");
+    let id = outcome["executionId"].as_str().unwrap();
+    assert_eq!(
+        runtime.execution(id).unwrap().unwrap().status,
+        ExecutionStatus::Error
+    );
+    let caught = json_of(
+        &runtime
+            .execute("async () => { try { await items.boom() } catch (e) { return e.message } }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(caught["result"], "connector boom");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hidden_and_unknown_methods_are_not_callable() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    for method in ["secret", "nope"] {
+        let outcome = json_of(
+            &runtime
+                .execute(&format!("async () => await items.{method}()"))
+                .await
+                .unwrap(),
+        );
+        assert_eq!(
+            outcome["error"],
+            format!("Code execution failed: Tool \"{method}\" not found on items")
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_runs_complete_independently() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let (a, b) = tokio::join!(
+        runtime.execute("async () => { await items.list_items(); return 'a' }"),
+        runtime.execute("async () => { await items.list_items(); return 'b' }")
+    );
+    let (a, b) = (json_of(&a.unwrap()), json_of(&b.unwrap()));
+    assert_eq!(
+        (a["result"].clone(), b["result"].clone()),
+        (json!("a"), json!("b"))
+    );
+    assert_ne!(a["executionId"], b["executionId"]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ephemeral_read_runs_again_on_replay_and_keeps_no_result() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let code = "async () => { const r = await items.read_counter(); await items.create_item({ title: 'x' }); return r }";
+    let paused = runtime.execute(code).await.unwrap();
+    let done = json_of(
+        &runtime
+            .approve(paused.execution_id(), Actor::Api)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done["result"], json!({"reads": 2}));
+    let entry = &done["calls"][0];
+    assert_eq!(entry["state"], "applied");
+    assert_eq!(entry["ephemeral"], true);
+    assert!(entry.get("result").is_none());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_binary_result_replays_as_a_real_uint8array() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let code = "async () => { const b = await items.get_bytes(); await items.create_item({ title: 'x' }); return [b instanceof Uint8Array, Array.from(b)] }";
+    let paused = runtime.execute(code).await.unwrap();
+    let done = json_of(
+        &runtime
+            .approve(paused.execution_id(), Actor::Api)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done["result"], json!([true, [1, 2, 3, 4, 5]]));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn value_limits_follow_the_reference() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let big = json_of(
+        &runtime
+            .execute("async () => { await items.big_result(); return 1 }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(big["status"], "error");
+    assert_eq!(
+        big["error"],
+        "The result of items.big_result is too large to record durably (1100002 bytes > 1000000 byte limit). Write large data to a file or workspace instead and pass/return a small reference (such as a path)."
+    );
+    assert_eq!(big["calls"][0]["state"], "error");
+
+    let final_result = runtime
+        .execute("async () => 'y'.repeat(1100000)")
+        .await
+        .unwrap();
+    let final_json = json_of(&final_result);
+    assert_eq!(final_json["status"], "completed");
+    assert_eq!(final_json["result"].as_str().unwrap().len(), 1_100_000);
+    let audit = runtime
+        .execution(final_result.execution_id())
+        .unwrap()
+        .unwrap();
+    let stored = audit.result.unwrap();
+    assert!(
+        stored
+            .as_str()
+            .unwrap()
+            .contains("result omitted from the audit trail"),
+        "{stored}"
+    );
+
+    let args = json_of(
+        &runtime
+            .execute("async () => items.add_note({ text: 'z'.repeat(1100000) })")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(args["status"], "error");
+    assert!(args["error"].as_str().unwrap().starts_with("Arguments to items.add_note is too large to record durably (1100011 bytes > 1000000 byte limit)."), "{}", args["error"]);
+    assert_eq!(args["calls"], json!([]));
+
+    let code = format!("async () => {{ /*{}*/ return 1 }}", "c".repeat(1_000_000));
+    let before = runtime.executions(None).unwrap().len();
+    let huge = json_of(&runtime.execute(&code).await.unwrap());
+    assert_eq!(huge["executionId"], "");
+    assert!(
+        huge["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("The execution code is too large to record durably")
+    );
+    assert_eq!(
+        runtime.executions(None).unwrap().len(),
+        before,
+        "nothing recorded"
+    );
+
+    let cycle = json_of(
+        &runtime
+            .execute("async () => { const a = {}; a.a = a; await items.add_note(a) }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(cycle["status"], "error");
+    assert!(
+        cycle["error"].as_str().unwrap().starts_with(
+            "Arguments to items.add_note could not be recorded durably (not serializable: "
+        ),
+        "{}",
+        cycle["error"]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runtime_names_keep_separate_histories() {
+    let db = temp_db();
+    let items = Items::new();
+    let default = open(&db, &items).await;
+    let other = open_with(
+        &db,
+        RuntimeOptions {
+            name: "other".into(),
+            ..options()
+        },
+        vec![items.clone()],
+    )
+    .await;
+    default.execute("async () => 1").await.unwrap();
+    assert_eq!(default.executions(None).unwrap().len(), 1);
+    assert!(other.executions(None).unwrap().is_empty());
+    let bad = Runtime::open(
+        &db,
+        RuntimeOptions {
+            name: "bad name".into(),
+            ..options()
+        },
+        vec![],
+    )
+    .await;
+    assert_eq!(
+        bad.err().unwrap().to_string(),
+        "Invalid codemode runtime name \"bad name\" — use letters, digits, \"_\", \"-\" or \".\""
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_needs_every_recorded_connector() {
+    let db = temp_db();
+    let items = Items::new();
+    let runtime = open(&db, &items).await;
+    let paused = runtime.execute(CREATE).await.unwrap();
+    let id = paused.execution_id().to_owned();
+    assert_eq!(
+        runtime.execution(&id).unwrap().unwrap().connectors,
+        vec!["items"]
+    );
+    let bare = open_with(&db, options(), vec![]).await;
+    let refused = json_of(&bare.approve(&id, Actor::Api).await.unwrap());
+    assert_eq!(
+        refused["error"],
+        format!(
+            "Execution \"{id}\" requires connector(s) \"items\" that are not configured on this runtime."
+        )
+    );
+    assert_eq!(
+        runtime.pending(Some(&id)).unwrap().len(),
+        1,
+        "still approvable"
+    );
+    assert_eq!(
+        runtime.approve(&id, Actor::Api).await.unwrap().status(),
+        "completed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctx_carries_the_execution_id_and_seq() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let outcome = runtime
+        .execute("async () => { await items.list_items(); return await items.session_id() }")
+        .await
+        .unwrap();
+    let id = outcome.execution_id().to_owned();
+    assert_eq!(json_of(&outcome)["result"], json!(id));
+    assert_eq!(items.with(|s| s.sessions.clone()), vec![(id, 1)]);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hooks_fire_as_the_reference_says() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let done = runtime.execute("async () => 1").await.unwrap();
+    let id = done.execution_id().to_owned();
+    assert_eq!(
+        items.with(|s| s.disposes.clone()),
+        vec![(id.clone(), ExecutionStatus::Completed)]
+    );
+    assert_eq!(
+        items.with(|s| s.pass_ends.clone()),
+        vec![(id, ExecutionStatus::Completed)]
+    );
+
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let paused = runtime.execute(CREATE).await.unwrap();
+    let id = paused.execution_id().to_owned();
+    assert!(
+        items.with(|s| s.disposes.is_empty()),
+        "no dispose while paused"
+    );
+    runtime.approve(&id, Actor::Api).await.unwrap();
+    assert_eq!(
+        items.with(|s| s.disposes.clone()),
+        vec![(id.clone(), ExecutionStatus::Completed)]
+    );
+    assert_eq!(
+        items.with(|s| s.pass_ends.clone()),
+        vec![
+            (id.clone(), ExecutionStatus::Paused),
+            (id, ExecutionStatus::Completed)
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transform_result_shapes_what_the_model_sees_and_the_audit_keeps_the_raw_value() {
+    let db = temp_db();
+    let options = RuntimeOptions {
+        transform_result: Some(Arc::new(|value| Ok(json!({"shaped": value})))),
+        ..options()
+    };
+    let runtime = open_with(&db, options, vec![Items::new()]).await;
+    let done = runtime.execute("async () => 7").await.unwrap();
+    assert_eq!(json_of(&done)["result"], json!({"shaped": 7}));
+    let audit = runtime.execution(done.execution_id()).unwrap().unwrap();
+    assert_eq!(audit.result, Some(json!(7)));
+    let paused = runtime
+        .execute("async () => (await items.create_item({ title: 't' })).id")
+        .await
+        .unwrap();
+    let resumed = runtime
+        .approve(paused.execution_id(), Actor::Api)
+        .await
+        .unwrap();
+    assert_eq!(json_of(&resumed)["result"], json!({"shaped": 1}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_fresh_runtime_on_the_same_file_replays_and_approves() {
+    // The reference's eviction tests: a new process (here a new runtime and fresh connector) must replay the
+    // recorded reads without executing them, list the pending call, and apply it once.
+    let db = temp_db();
+    let first_items = Items::new();
+    let first = open(&db, &first_items).await;
+    let code = "async () => { const list = await items.list_items(); const b = await items.get_bytes(); const item = await items.create_item({ title: 'evicted' }); return { list, bytes: Array.from(b), item } }";
+    let paused = first.execute(code).await.unwrap();
+    let id = paused.execution_id().to_owned();
+    drop(first);
+
+    let items = Items::new();
+    let fresh = open(&db, &items).await;
+    assert_eq!(fresh.pending(None).unwrap().len(), 1);
+    let done = json_of(&fresh.approve(&id, Actor::Api).await.unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"],
+        json!({"list": [], "bytes": [1, 2, 3, 4, 5], "item": {"id": 1, "title": "evicted"}})
+    );
+    assert_eq!(
+        items.with(|s| (s.list_calls, s.items.len())),
+        (0, 1),
+        "reads replayed, item created once"
+    );
+    assert_eq!(
+        items.with(|s| s.disposes.clone()),
+        vec![(id.clone(), ExecutionStatus::Completed)]
+    );
+
+    let paused = fresh.execute(CREATE).await.unwrap();
+    let again = open(&db, &Items::new()).await;
+    assert!(
+        again
+            .reject(paused.execution_id(), 1, Actor::Api)
+            .await
+            .unwrap()
+    );
+    assert!(again.pending(None).unwrap().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connector_names_and_policies_are_checked_when_the_runtime_opens() {
+    struct Named(&'static str, bool);
+    impl Connector for Named {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn tools(&self) -> codemode::BoxFuture<'_, Result<Vec<codemode::ToolDescriptor>, String>> {
+            let conflict = self.1;
+            Box::pin(async move {
+                Ok(vec![codemode::ToolDescriptor {
+                    name: "write".into(),
+                    requires_approval: conflict,
+                    replay: if conflict {
+                        codemode::Replay::Reexecute
+                    } else {
+                        codemode::Replay::Log
+                    },
+                    ..Default::default()
+                }])
+            })
+        }
+        fn execute<'a>(
+            &'a self,
+            _: &'a str,
+            _: Option<Value>,
+            _: codemode::CallContext,
+        ) -> codemode::BoxFuture<'a, Result<Option<Value>, String>> {
+            Box::pin(async { Ok(None) })
+        }
+    }
+    let db = temp_db();
+    let reserved = Runtime::open(&db, options(), vec![Arc::new(Named("codemode", false))]).await;
+    assert_eq!(
+        reserved.err().unwrap().to_string(),
+        "Connector name \"codemode\" is reserved for the codemode platform SDK."
+    );
+    let duplicate = Runtime::open(
+        &db,
+        options(),
+        vec![
+            Arc::new(Named("state", false)),
+            Arc::new(Named("state", false)),
+        ],
+    )
+    .await;
+    assert_eq!(
+        duplicate.err().unwrap().to_string(),
+        "Duplicate connector name \"state\" — each connector needs a unique namespace (pass a distinct `name` option)."
+    );
+    let conflict = Runtime::open(&db, options(), vec![Arc::new(Named("crm", true))]).await;
+    assert_eq!(
+        conflict.err().unwrap().to_string(),
+        "Connector \"crm\" tool \"write\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
+    use std::os::unix::fs::PermissionsExt;
+    let db = temp_db();
+    open(&db, &Items::new()).await;
+    let mode = std::fs::metadata(&db).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let folder_mode = std::fs::metadata(db.parent().unwrap())
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(folder_mode, 0o700);
+    let connection = rusqlite::Connection::open(&db).unwrap();
+    connection.pragma_update(None, "user_version", 99).unwrap();
+    drop(connection);
+    let newer = Runtime::open(&db, options(), vec![]).await;
+    assert!(
+        newer
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("written by a newer version of Codemode (schema 99")
+    );
+}
