@@ -1,0 +1,157 @@
+//! Runtime benchmark: the reference runtime's workloads (reference-local-run.md), timed in-process on a warm
+//! runtime with its store on disk, beside the reference's quiet-machine medians. Prints a table and writes
+//! `target/bench/runtime.json`; never asserts a time.
+//!
+//! `cargo bench -p codemode --bench runtime`
+
+use codemode::{
+    Actor, BoxFuture, CallContext, Connector, Outcome, Runtime, RuntimeOptions, ToolDescriptor,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// `kb.echo(args)` answers its arguments; `crm.create` needs approval.
+struct Toy(&'static str);
+
+impl Connector for Toy {
+    fn name(&self) -> &str {
+        self.0
+    }
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        let gated = self.0 == "crm";
+        Box::pin(async move {
+            Ok(vec![ToolDescriptor {
+                name: if gated {
+                    "create".into()
+                } else {
+                    "echo".into()
+                },
+                requires_approval: gated,
+                ..Default::default()
+            }])
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _: &'a str,
+        args: Option<Value>,
+        _: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move { Ok(args) })
+    }
+}
+
+fn median(mut samples: Vec<Duration>) -> Duration {
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+fn sequential(n: usize) -> String {
+    format!("async () => {{ for (let i = 0; i < {n}; i++) await kb.echo({{ i }}); return {n}; }}")
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let dir = std::env::temp_dir().join(format!("codemode-bench-{}", uuid::Uuid::new_v4()));
+    let worker = std::env::var_os("CODEMODE_WORKER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
+    let options = RuntimeOptions {
+        worker: Some(worker),
+        keep_warm: true,
+        max_executions: 1000,
+        ..RuntimeOptions::default()
+    };
+    let connectors: Vec<Arc<dyn Connector>> = vec![Arc::new(Toy("kb")), Arc::new(Toy("crm"))];
+    let runtime = Runtime::open(&dir.join("codemode.db"), options, connectors)
+        .await
+        .expect("runtime");
+    let idle = Duration::from_millis(5);
+
+    // (workload, reference median ms, reps, how to run one rep)
+    let mut rows: Vec<(String, f64, Duration)> = Vec::new();
+    let fresh = [
+        ("empty run", 16.6, 0usize, 30usize),
+        ("fresh pass, 1 call", 20.7, 1, 30),
+        ("fresh pass, 100 calls", 316.8, 100, 15),
+        ("fresh pass, 1,000 calls", 3694.0, 1000, 5),
+    ];
+    for (name, reference, n, reps) in fresh {
+        let code = if n == 0 {
+            "async () => 1".to_owned()
+        } else {
+            sequential(n)
+        };
+        let mut samples = Vec::new();
+        for _ in 0..=reps {
+            tokio::time::sleep(idle).await;
+            let started = Instant::now();
+            let outcome = runtime.execute(&code).await.expect("execute");
+            samples.push(started.elapsed());
+            assert!(matches!(outcome, Outcome::Completed { .. }), "{outcome:?}");
+        }
+        samples.remove(0);
+        rows.push((name.to_owned(), reference, median(samples)));
+    }
+    for (name, reference, k, reps) in [
+        ("approve→resume, 0 recorded", 27.6, 0usize, 30usize),
+        ("approve→resume, 100 recorded", 190.0, 100, 15),
+        ("approve→resume, 1,000 recorded", 1490.0, 1000, 5),
+    ] {
+        let code = format!(
+            "async () => {{ for (let i = 0; i < {k}; i++) await kb.echo({{ i }}); return await crm.create({{ title: 't' }}); }}"
+        );
+        let mut samples = Vec::new();
+        for _ in 0..=reps {
+            let paused = runtime.execute(&code).await.expect("execute");
+            assert!(matches!(paused, Outcome::Paused { .. }), "{paused:?}");
+            tokio::time::sleep(idle).await;
+            let started = Instant::now();
+            let done = runtime
+                .approve(paused.execution_id(), Actor::Api)
+                .await
+                .expect("approve");
+            samples.push(started.elapsed());
+            assert!(matches!(done, Outcome::Completed { .. }), "{done:?}");
+        }
+        samples.remove(0);
+        rows.push((name.to_owned(), reference, median(samples)));
+    }
+    let steps = "async () => { let t = 0; for (let i = 0; i < 100; i++) t += await codemode.step('s' + i, () => i); return t; }";
+    let mut samples = Vec::new();
+    for _ in 0..=15 {
+        tokio::time::sleep(idle).await;
+        let started = Instant::now();
+        runtime.execute(steps).await.expect("steps");
+        samples.push(started.elapsed());
+    }
+    samples.remove(0);
+    rows.push(("100 codemode.step calls".to_owned(), 391.0, median(samples)));
+
+    println!("runtime benchmark: in-process on a warm runtime, store on disk (median ms)");
+    println!(
+        "{:<34} {:>12} {:>10} {:>9}",
+        "workload", "reference", "ours", "ratio"
+    );
+    let mut report = Vec::new();
+    for (name, reference, ours) in &rows {
+        let ratio = reference / ms(*ours);
+        println!(
+            "{name:<34} {reference:>12.1} {:>10.2} {:>8.0}×",
+            ms(*ours),
+            ratio
+        );
+        report.push(json!({"workload": name, "referenceMs": reference, "oursMs": ms(*ours), "ratio": ratio}));
+    }
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
+    if std::fs::create_dir_all(&out).is_ok() {
+        let _ = std::fs::write(out.join("runtime.json"), Value::Array(report).to_string());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
