@@ -8,6 +8,7 @@ pub mod executor;
 pub mod model;
 pub mod names;
 pub mod normalize;
+pub mod owner;
 pub mod protocol;
 pub mod runtime;
 pub mod sandbox;

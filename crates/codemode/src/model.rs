@@ -154,6 +154,9 @@ pub struct ExecutionState {
     pub connectors: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Left `running` by a process that died mid-pass: `recover` can take it over.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
     pub created_at: i64,
     pub updated_at: i64,
 }

@@ -10,7 +10,7 @@ use crate::executor::{
 use crate::model::{Actor, ExecutionState, ExecutionStatus, Outcome, PendingAction};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
-use crate::store::{Decision, Resume, Store, StoreError, unserialisable};
+use crate::store::{Decision, Recover, Resume, Store, StoreError, unserialisable};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -242,6 +242,52 @@ impl Runtime {
             Resume::Missing => Ok(Outcome::early_error(
                 id,
                 format!("No execution \"{id}\" to resume."),
+            )),
+        }
+    }
+
+    /// Takes over an execution left running by a process that died (SPEC §3, difference 5). An approved
+    /// call that was executing is not run again but waits for a new decision, marked `interrupted`; any other
+    /// interrupted run runs its pass again (calls that were executing re-execute: connectors get `seq` to make
+    /// that idempotent).
+    pub async fn recover(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let Some(execution) = self.inner.store.execution(id)? else {
+            return Ok(Outcome::early_error(
+                id,
+                format!("No execution \"{id}\" to recover."),
+            ));
+        };
+        match self.inner.store.recover(id, self.inner.now())? {
+            Recover::Repaused => {
+                self.pass_end(id, ExecutionStatus::Paused).await;
+                Ok(Outcome::Paused {
+                    execution_id: id.to_owned(),
+                    pending: self.inner.store.pending(Some(id))?,
+                    calls: Some(
+                        self.inner
+                            .store
+                            .execution(id)?
+                            .map(|e| e.log)
+                            .unwrap_or_default(),
+                    ),
+                })
+            }
+            Recover::Rerun => self.pass(id, &execution.code).await,
+            Recover::NotInterrupted(status) => Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
+                ),
+            )),
+            Recover::StillRunning(pid) => Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
+                ),
+            )),
+            Recover::Missing => Ok(Outcome::early_error(
+                id,
+                format!("No execution \"{id}\" to recover."),
             )),
         }
     }

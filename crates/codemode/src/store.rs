@@ -6,6 +6,7 @@ use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_messag
 use crate::model::{
     Actor, EntryState, ExecutionState, ExecutionStatus, PendingAction, ToolLogEntry,
 };
+use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use serde_json::{Value, json};
@@ -14,7 +15,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -59,6 +60,9 @@ const MIGRATIONS: &[&str] = &[
         connectors TEXT NOT NULL,
         PRIMARY KEY (runtime, name)
     );",
+    // 2: the process that owns a running pass, to tell an interrupted run from a live one.
+    "ALTER TABLE cm_executions ADD COLUMN owner_pid INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN owner_started INTEGER;",
 ];
 
 /// Store failures that are not runtime outcomes.
@@ -96,10 +100,23 @@ pub enum Resume {
     Missing,
 }
 
+/// The result of trying to recover an interrupted run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recover {
+    /// An approved call was mid-execution: it waits for a human decision again.
+    Repaused,
+    /// Nothing approved was in flight: run the pass again.
+    Rerun,
+    NotInterrupted(ExecutionStatus),
+    StillRunning(u32),
+    Missing,
+}
+
 /// One SQLite connection, shared by the runtime's threads.
 pub struct Store {
     connection: Mutex<Connection>,
     runtime: String,
+    owner: ProcessIdentity,
 }
 
 impl Store {
@@ -124,6 +141,7 @@ impl Store {
         Ok(Store {
             connection: Mutex::new(connection),
             runtime: runtime.to_owned(),
+            owner: ProcessIdentity::current(),
         })
     }
 
@@ -160,9 +178,10 @@ impl Store {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO cm_executions (id, runtime, code, status, connectors, source, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6)",
-                params![id, self.runtime, code, connectors, source, now],
+                "INSERT INTO cm_executions
+                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8)",
+                params![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64],
             )?;
             prune(tx, &self.runtime, keep, Some(id))
         })
@@ -381,8 +400,9 @@ impl Store {
                 return Ok(Resume::Missing);
             };
             let changed = tx.execute(
-                "UPDATE cm_executions SET status = 'running', updated_at = ?2 WHERE id = ?1 AND status = 'paused'",
-                params![id, now],
+                "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4
+                 WHERE id = ?1 AND status = 'paused'",
+                params![id, now, self.owner.pid, self.owner.started as i64],
             )?;
             if changed == 0 {
                 return Ok(Resume::NotPaused(status));
@@ -393,6 +413,66 @@ impl Store {
                 params![id, actor.as_str(), now],
             )?;
             Ok(Resume::Resumed)
+        })
+    }
+
+    /// Takes over a run whose owning process died mid-pass (SPEC §3, difference 5): an approved call that was
+    /// executing is paused again, marked interrupted, for a human to decide; otherwise the pass runs again.
+    pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {
+        self.write(|tx| {
+            let row = tx
+                .query_row(
+                    "SELECT status, owner_pid, owner_started FROM cm_executions WHERE id = ?1",
+                    params![id],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            row.get::<_, Option<u32>>(1)?,
+                            row.get::<_, Option<i64>>(2)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let Some((status, pid, started)) = row else {
+                return Ok(Recover::Missing);
+            };
+            let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
+            if status != ExecutionStatus::Running {
+                return Ok(Recover::NotInterrupted(status));
+            }
+            if let Some(owner) = owner_of(pid, started)
+                && owner.is_alive()
+            {
+                return Ok(Recover::StillRunning(owner.pid));
+            }
+            let claimed = tx.execute(
+                "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
+                 WHERE id = ?1 AND status = 'running' AND owner_pid IS ?2 AND owner_started IS ?3",
+                params![
+                    id,
+                    pid,
+                    started,
+                    self.owner.pid,
+                    self.owner.started as i64,
+                    now
+                ],
+            )?;
+            if claimed == 0 {
+                return Ok(Recover::StillRunning(pid.unwrap_or(0)));
+            }
+            let repaused = tx.execute(
+                "UPDATE cm_log SET state = 'pending', interrupted = 1
+                 WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1",
+                params![id],
+            )?;
+            if repaused > 0 {
+                tx.execute(
+                    "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
+                    params![id],
+                )?;
+                return Ok(Recover::Repaused);
+            }
+            Ok(Recover::Rerun)
         })
     }
 
@@ -512,14 +592,26 @@ fn parse_json(text: Option<String>) -> Option<Value> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
 
-const EXECUTION_COLUMNS: &str = "SELECT id, code, status, result, error, logs, connectors, source, created_at, updated_at FROM cm_executions";
+const EXECUTION_COLUMNS: &str =
+    "SELECT id, code, status, result, error, logs, connectors, source, created_at, updated_at,
+            owner_pid, owner_started FROM cm_executions";
+
+fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
+    Some(ProcessIdentity {
+        pid: pid?,
+        started: started.unwrap_or(0) as u64,
+    })
+}
 
 fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
     let status: String = row.get(2)?;
+    let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
+    let owner = owner_of(row.get(10)?, row.get(11)?);
     Ok(ExecutionState {
+        interrupted: status == ExecutionStatus::Running && owner.is_some_and(|o| !o.is_alive()),
         id: row.get(0)?,
         code: row.get(1)?,
-        status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
+        status,
         log: Vec::new(),
         result: parse_json(row.get(3)?),
         error: row.get(4)?,

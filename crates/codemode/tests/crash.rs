@@ -1,0 +1,254 @@
+//! A process that dies inside a connector call (`abort()`, as `kill -9` would) must lose nothing: paused runs
+//! stay approvable, its own run shows as interrupted, and `recover` takes it over — re-running a pass whose
+//! in-flight call needed no approval, and asking a human again for an approved call that may already have
+//! been applied, instead of silently applying it twice.
+
+mod support;
+
+use codemode::{
+    Actor, BoxFuture, CallContext, Connector, ExecutionStatus, Runtime, RuntimeOptions,
+    ToolDescriptor,
+};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// `read` is a logged read; `explode` (no approval) and `launch` (approval) append their effect to a file and,
+/// in the crashing process, abort right after.
+struct Bomb {
+    effects: PathBuf,
+    abort: bool,
+    reads: AtomicUsize,
+}
+
+impl Connector for Bomb {
+    fn name(&self) -> &str {
+        "bomb"
+    }
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async {
+            Ok(vec![
+                ToolDescriptor {
+                    name: "read".into(),
+                    ..Default::default()
+                },
+                ToolDescriptor {
+                    name: "explode".into(),
+                    ..Default::default()
+                },
+                ToolDescriptor {
+                    name: "launch".into(),
+                    requires_approval: true,
+                    ..Default::default()
+                },
+            ])
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        method: &'a str,
+        _: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move {
+            if method == "read" {
+                self.reads.fetch_add(1, Ordering::SeqCst);
+                return Ok(Some(json!("read")));
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.effects)
+                .map_err(|e| e.to_string())?;
+            writeln!(file, "{method} {} {}", ctx.execution_id, ctx.seq)
+                .map_err(|e| e.to_string())?;
+            drop(file);
+            if self.abort {
+                std::process::abort();
+            }
+            Ok(Some(json!({"applied": method})))
+        })
+    }
+}
+
+async fn open(db: &Path, effects: &Path, abort: bool) -> (Runtime, Arc<Bomb>) {
+    let bomb = Arc::new(Bomb {
+        effects: effects.to_owned(),
+        abort,
+        reads: AtomicUsize::new(0),
+    });
+    let options = RuntimeOptions {
+        worker: Some(support::worker_path()),
+        ..RuntimeOptions::default()
+    };
+    let connector: Arc<dyn Connector> = bomb.clone();
+    (
+        Runtime::open(db, options, vec![connector])
+            .await
+            .expect("runtime opens"),
+        bomb,
+    )
+}
+
+/// The crashing process.
+#[test]
+#[ignore = "helper process for the crash tests, started by them"]
+fn crash_peer() {
+    let (Some(db), Some(effects), Ok(scenario)) = (
+        std::env::var_os("CRASH_DB"),
+        std::env::var_os("CRASH_EFFECTS"),
+        std::env::var("CRASH_SCENARIO"),
+    ) else {
+        return;
+    };
+    let tokio = tokio::runtime::Runtime::new().expect("tokio");
+    tokio.block_on(async {
+        let (runtime, _) = open(Path::new(&db), Path::new(&effects), true).await;
+        let paused = runtime.execute("async () => bomb.launch({ target: 'p' })").await.expect("execute");
+        assert_eq!(paused.status(), "paused");
+        match scenario.as_str() {
+            "explode" => {
+                runtime.execute("async () => { await bomb.read(); await bomb.explode({}); return 'done' }").await.expect("never returns");
+            }
+            _ => {
+                let gated = runtime.execute("async () => { await bomb.read(); return await bomb.launch({ target: 'g' }) }").await.expect("execute");
+                runtime.approve(gated.execution_id(), Actor::Console).await.expect("never returns");
+            }
+        }
+    });
+    unreachable!("the connector aborts the process");
+}
+
+fn crash(scenario: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("codemode-crash-{}", uuid::Uuid::new_v4()));
+    let (db, effects) = (dir.join("codemode.db"), dir.join("effects.log"));
+    let status = Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "crash_peer",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("CRASH_DB", &db)
+        .env("CRASH_EFFECTS", &effects)
+        .env("CRASH_SCENARIO", scenario)
+        .status()
+        .expect("peer runs");
+    assert_eq!(
+        status.signal(),
+        Some(libc::SIGABRT),
+        "the peer died inside the connector call: {status:?}"
+    );
+    (db, effects)
+}
+
+fn effects(path: &Path, method: &str) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with(&format!("{method} ")))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_in_an_unapproved_call_is_recovered_by_running_the_pass_again() {
+    let (db, effect_log) = crash("explode");
+    let (runtime, bomb) = open(&db, &effect_log, false).await;
+    let executions = runtime.executions(None).unwrap();
+    let interrupted = executions
+        .iter()
+        .find(|e| e.status == ExecutionStatus::Running)
+        .expect("the crashed run");
+    assert!(interrupted.interrupted, "{interrupted:?}");
+    assert_eq!(interrupted.log[1].method, "explode");
+
+    // Paused runs are untouched and still approvable.
+    let pending = runtime.pending(None).unwrap();
+    assert_eq!(pending.len(), 1);
+    let approved = runtime
+        .approve(&pending[0].execution_id, Actor::Api)
+        .await
+        .unwrap();
+    assert_eq!(approved.status(), "completed");
+
+    let recovered = serde_json::to_value(runtime.recover(&interrupted.id).await.unwrap()).unwrap();
+    assert_eq!(recovered["status"], "completed", "{recovered}");
+    assert_eq!(recovered["result"], "done");
+    assert_eq!(
+        bomb.reads.load(Ordering::SeqCst),
+        0,
+        "the recorded read was replayed"
+    );
+    assert_eq!(
+        effects(&effect_log, "explode"),
+        2,
+        "a call without approval is at-least-once"
+    );
+    let again = serde_json::to_value(runtime.recover(&interrupted.id).await.unwrap()).unwrap();
+    assert_eq!(
+        again["error"],
+        format!(
+            "Execution \"{}\" is not interrupted (status: completed); only an interrupted run can be recovered.",
+            interrupted.id
+        )
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crash_in_an_approved_call_asks_a_human_again() {
+    let (db, effect_log) = crash("launch");
+    assert_eq!(
+        effects(&effect_log, "launch"),
+        1,
+        "the approved call ran once before the crash"
+    );
+    let (runtime, _) = open(&db, &effect_log, false).await;
+    let interrupted = runtime
+        .executions(None)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.status == ExecutionStatus::Running)
+        .expect("the crashed run");
+    assert!(interrupted.interrupted);
+    assert_eq!(interrupted.log[1].decided_by.as_deref(), Some("console"));
+
+    let recovered = serde_json::to_value(runtime.recover(&interrupted.id).await.unwrap()).unwrap();
+    assert_eq!(recovered["status"], "paused", "{recovered}");
+    assert_eq!(recovered["pending"][0]["interrupted"], true);
+    assert_eq!(recovered["pending"][0]["method"], "launch");
+    assert_eq!(
+        effects(&effect_log, "launch"),
+        1,
+        "not applied again without a new decision"
+    );
+    assert!(runtime.execution(&interrupted.id).unwrap().unwrap().log[1].interrupted);
+
+    let decided =
+        serde_json::to_value(runtime.approve(&interrupted.id, Actor::Cli).await.unwrap()).unwrap();
+    assert_eq!(decided["status"], "completed", "{decided}");
+    assert_eq!(decided["result"], json!({"applied": "launch"}));
+    assert_eq!(decided["calls"][1]["decidedBy"], "cli");
+    assert_eq!(effects(&effect_log, "launch"), 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_run_cannot_be_recovered() {
+    let dir = std::env::temp_dir().join(format!("codemode-crash-{}", uuid::Uuid::new_v4()));
+    let (runtime, _) = open(&dir.join("codemode.db"), &dir.join("effects.log"), false).await;
+    let done = runtime.execute("async () => 1").await.unwrap();
+    let refused =
+        serde_json::to_value(runtime.recover(done.execution_id()).await.unwrap()).unwrap();
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not interrupted (status: completed)")
+    );
+    let unknown = serde_json::to_value(runtime.recover("exec_nope").await.unwrap()).unwrap();
+    assert_eq!(unknown["error"], "No execution \"exec_nope\" to recover.");
+}
