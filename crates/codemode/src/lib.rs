@@ -20,7 +20,8 @@ pub use executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 pub use model::{
-    Actor, EntryState, ExecutionState, ExecutionStatus, Outcome, PendingAction, ToolLogEntry,
+    Actor, EntryState, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
+    ExecutionSummary, Outcome, PendingAction, ToolLogEntry,
 };
 pub use runtime::{Clock, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult};
 

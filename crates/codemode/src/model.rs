@@ -161,6 +161,55 @@ pub struct ExecutionState {
     pub updated_at: i64,
 }
 
+/// What the app asks of the audit log: a status, a text to find (in ids, code, errors and called
+/// `connector.method`s), a cursor (the last id of the previous page) and a page size.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionQuery {
+    #[serde(default)]
+    pub status: Option<ExecutionStatus>,
+    #[serde(default)]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub before: Option<String>,
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// One row of the audit log, without the call log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionSummary {
+    pub id: String,
+    pub status: ExecutionStatus,
+    pub created_at: i64,
+    pub updated_at: i64,
+    /// Recorded calls and steps.
+    pub calls: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupted: bool,
+    /// `connector.method` of the call waiting for approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+    /// The start of the error text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The start of the result's JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_preview: Option<String>,
+}
+
+/// A page of summaries, newest first; `next` is the cursor for the following page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecutionPage {
+    pub executions: Vec<ExecutionSummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
 /// A call waiting for a human decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

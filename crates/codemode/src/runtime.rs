@@ -7,7 +7,9 @@ use crate::executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorError, ExecutorOptions, PassEnd, PassHost,
     PassRequest, SnippetAnswer, StepAnswer,
 };
-use crate::model::{Actor, ExecutionState, ExecutionStatus, Outcome, PendingAction};
+use crate::model::{
+    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome, PendingAction,
+};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
 use crate::store::{Decision, Recover, Resume, Store, StoreError, unserialisable};
@@ -309,6 +311,11 @@ impl Runtime {
     /// Executions newest first, with their logs.
     pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionState>, RuntimeError> {
         Ok(self.inner.store.executions(limit)?)
+    }
+
+    /// A page of execution summaries for the app: newest first, filtered by status and text.
+    pub fn list_executions(&self, query: &ExecutionQuery) -> Result<ExecutionPage, RuntimeError> {
+        Ok(self.inner.store.list_executions(query)?)
     }
 
     /// One execution with its log.

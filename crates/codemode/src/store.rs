@@ -6,6 +6,7 @@ use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_messag
 use crate::model::{
     Actor, EntryState, ExecutionState, ExecutionStatus, PendingAction, ToolLogEntry,
 };
+use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -538,6 +539,68 @@ impl Store {
                 execution.log = log_of(connection, &execution.id)?;
             }
             Ok(executions)
+        })
+    }
+
+    /// A page of execution summaries, newest first, filtered by status and text.
+    pub fn list_executions(&self, query: &ExecutionQuery) -> Result<ExecutionPage, StoreError> {
+        const PREVIEW: i64 = 200;
+        let limit = query.limit.unwrap_or(100).clamp(1, 1000);
+        let pattern = query.text.as_deref().filter(|t| !t.is_empty()).map(|text| {
+            let escaped = text
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_");
+            format!("%{escaped}%")
+        });
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT e.id, e.status, e.created_at, e.updated_at, e.source, e.owner_pid, e.owner_started,
+                        substr(e.error, 1, ?6), substr(e.result, 1, ?6),
+                        (SELECT count(*) FROM cm_log l WHERE l.execution_id = e.id),
+                        (SELECT l.connector || '.' || l.method FROM cm_log l
+                          WHERE l.execution_id = e.id AND l.state = 'pending' ORDER BY l.seq LIMIT 1)
+                 FROM cm_executions e
+                 WHERE e.runtime = ?1
+                   AND (?2 IS NULL OR e.status = ?2)
+                   AND (?3 IS NULL OR (e.created_at, e.id) <
+                        (SELECT c.created_at, c.id FROM cm_executions c WHERE c.id = ?3))
+                   AND (?4 IS NULL OR e.id LIKE ?4 ESCAPE '\\' OR e.code LIKE ?4 ESCAPE '\\'
+                        OR e.error LIKE ?4 ESCAPE '\\'
+                        OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
+                                   AND l.connector || '.' || l.method LIKE ?4 ESCAPE '\\'))
+                 ORDER BY e.created_at DESC, e.id DESC
+                 LIMIT ?5",
+            )?;
+            let status = query.status.map(ExecutionStatus::as_str);
+            let rows = statement.query_map(
+                params![self.runtime, status, query.before, pattern, limit as i64 + 1, PREVIEW],
+                |row| {
+                    let status: String = row.get(1)?;
+                    let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
+                    let owner = owner_of(row.get(5)?, row.get(6)?);
+                    Ok(ExecutionSummary {
+                        id: row.get(0)?,
+                        status,
+                        created_at: row.get(2)?,
+                        updated_at: row.get(3)?,
+                        source: row.get(4)?,
+                        interrupted: status == ExecutionStatus::Running && owner.is_some_and(|o| !o.is_alive()),
+                        error: row.get(7)?,
+                        result_preview: row.get(8)?,
+                        calls: row.get::<_, i64>(9)? as u64,
+                        pending: row.get(10)?,
+                    })
+                },
+            )?;
+            let mut executions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            let next = if executions.len() > limit {
+                executions.truncate(limit);
+                executions.last().map(|e| e.id.clone())
+            } else {
+                None
+            };
+            Ok(ExecutionPage { executions, next })
         })
     }
 

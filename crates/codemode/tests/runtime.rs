@@ -4,7 +4,9 @@
 
 mod support;
 
-use codemode::{Actor, Connector, EntryState, ExecutionStatus, Outcome, Runtime, RuntimeOptions};
+use codemode::{
+    Actor, Connector, EntryState, ExecutionQuery, ExecutionStatus, Outcome, Runtime, RuntimeOptions,
+};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -732,4 +734,113 @@ async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
             .to_string()
             .contains("written by a newer version of Codemode (schema 99")
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn list_executions_pages_filters_and_searches_without_logs() {
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let mut ids = Vec::new();
+    for i in 0..5 {
+        ids.push(
+            runtime
+                .execute(&format!(
+                    "async () => {{ await items.list_items(); return {i} }}"
+                ))
+                .await
+                .unwrap()
+                .execution_id()
+                .to_owned(),
+        );
+    }
+    let failed = runtime
+        .execute("async () => { throw new Error('needle_in_error') }")
+        .await
+        .unwrap();
+    let paused = runtime.execute(CREATE).await.unwrap();
+
+    let all = runtime.list_executions(&ExecutionQuery::default()).unwrap();
+    assert_eq!(all.executions.len(), 7);
+    assert_eq!(all.executions[0].id, paused.execution_id(), "newest first");
+    assert_eq!(
+        all.executions[0].pending.as_deref(),
+        Some("items.create_item")
+    );
+    assert_eq!(all.executions[0].calls, 2);
+    assert_eq!(
+        all.executions[1].error.as_deref(),
+        Some("Code execution failed: needle_in_error")
+    );
+    assert_eq!(all.executions[2].result_preview.as_deref(), Some("4"));
+    assert!(all.next.is_none());
+
+    let first = runtime
+        .list_executions(&ExecutionQuery {
+            limit: Some(3),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(first.executions.len(), 3);
+    let second = runtime
+        .list_executions(&ExecutionQuery {
+            limit: Some(3),
+            before: first.next.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+    let third = runtime
+        .list_executions(&ExecutionQuery {
+            limit: Some(3),
+            before: second.next.clone(),
+            ..Default::default()
+        })
+        .unwrap();
+    let paged: Vec<String> = [first, second, third]
+        .iter()
+        .flat_map(|p| p.executions.iter().map(|e| e.id.clone()))
+        .collect();
+    let everything: Vec<String> = all.executions.iter().map(|e| e.id.clone()).collect();
+    assert_eq!(paged, everything, "pages cover every row once, in order");
+
+    let paused_only = runtime
+        .list_executions(&ExecutionQuery {
+            status: Some(ExecutionStatus::Paused),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(paused_only.executions.len(), 1);
+    let by_error = runtime
+        .list_executions(&ExecutionQuery {
+            text: Some("needle_in".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        by_error
+            .executions
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect::<Vec<_>>(),
+        vec![failed.execution_id()]
+    );
+    let by_method = runtime
+        .list_executions(&ExecutionQuery {
+            text: Some("items.create_item".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(by_method.executions.len(), 1);
+    let by_code = runtime
+        .list_executions(&ExecutionQuery {
+            text: Some("return 3".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(by_code.executions[0].id, ids[3]);
+    let wildcard = runtime
+        .list_executions(&ExecutionQuery {
+            text: Some("%".into()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(wildcard.executions.is_empty(), "% is literal");
 }
