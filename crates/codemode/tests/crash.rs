@@ -45,6 +45,11 @@ impl Connector for Bomb {
                     requires_approval: true,
                     ..Default::default()
                 },
+                ToolDescriptor {
+                    name: "note".into(),
+                    requires_approval: true,
+                    ..Default::default()
+                },
             ])
         })
     }
@@ -67,7 +72,7 @@ impl Connector for Bomb {
             writeln!(file, "{method} {} {}", ctx.execution_id, ctx.seq)
                 .map_err(|e| e.to_string())?;
             drop(file);
-            if self.abort {
+            if self.abort && method != "note" {
                 std::process::abort();
             }
             Ok(Some(json!({"applied": method})))
@@ -111,6 +116,13 @@ fn crash_peer() {
         let paused = runtime.execute("async () => bomb.launch({ target: 'p' })").await.expect("execute");
         assert_eq!(paused.status(), "paused");
         match scenario.as_str() {
+            "acknowledged" => {
+                let paused = runtime.execute("async () => bomb.note({})").await.expect("execute");
+                let done = runtime.approve(paused.execution_id(), Actor::Console).await.expect("approve");
+                assert_eq!(done.status(), "completed", "{done:?}");
+                // The approval was acknowledged; the process dies before anything else happens.
+                std::process::abort();
+            }
             "explode" => {
                 runtime.execute("async () => { await bomb.read(); await bomb.explode({}); return 'done' }").await.expect("never returns");
             }
@@ -251,4 +263,19 @@ async fn a_live_run_cannot_be_recovered() {
     );
     let unknown = serde_json::to_value(runtime.recover("exec_nope").await.unwrap()).unwrap();
     assert_eq!(unknown["error"], "No execution \"exec_nope\" to recover.");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acknowledged_approval_survives_the_process_dying_right_after() {
+    let (db, effect_log) = crash("acknowledged");
+    let (runtime, _) = open(&db, &effect_log, false).await;
+    let noted = runtime
+        .executions(None)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.code.contains("bomb.note"))
+        .expect("the approved run");
+    assert_eq!(noted.status, ExecutionStatus::Completed);
+    assert_eq!(noted.result, Some(json!({"applied": "note"})));
+    assert_eq!(effects(&effect_log, "note"), 1);
 }
