@@ -198,7 +198,7 @@ impl Runtime {
         let now = self.inner.now();
         let id = format!("exec_{now:016}_{}", uuid::Uuid::new_v4());
         let names = self.inner.names();
-        self.inner.store.begin(
+        let pruned = self.inner.store.begin(
             &id,
             code,
             &names,
@@ -206,6 +206,7 @@ impl Runtime {
             now,
             self.inner.options.max_executions,
         )?;
+        self.forget(&pruned).await;
         self.pass(&id, code).await
     }
 
@@ -301,6 +302,45 @@ impl Runtime {
             self.dispose(id, ExecutionStatus::Rejected).await;
         }
         Ok(rejected)
+    }
+
+    /// Reclaims runs paused (or left running) longer than `max_age` (reference §6): each is disposed with
+    /// `rejected`, as the reference does. Returns their ids.
+    pub async fn expire_paused(&self, max_age: Duration) -> Result<Vec<String>, RuntimeError> {
+        let now = self.inner.now();
+        let cutoff = now.saturating_sub(max_age.as_millis().min(i64::MAX as u128) as i64);
+        let expired = self.inner.store.expire(cutoff, now)?;
+        for id in &expired {
+            self.dispose(id, ExecutionStatus::Rejected).await;
+        }
+        Ok(expired)
+    }
+
+    /// Deletes terminal executions beyond the newest `keep`; returns how many.
+    pub async fn prune_executions(&self, keep: usize) -> Result<usize, RuntimeError> {
+        let pruned = self.inner.store.prune(keep)?;
+        self.forget(&pruned).await;
+        Ok(pruned.len())
+    }
+
+    /// Deletes one execution; a paused or running one has its execution resources disposed (`rejected`).
+    pub async fn delete_execution(&self, id: &str) -> Result<bool, RuntimeError> {
+        let Some(status) = self.inner.store.delete(id)? else {
+            return Ok(false);
+        };
+        if !status.is_terminal() {
+            self.dispose(id, ExecutionStatus::Rejected).await;
+        }
+        self.forget(&[id.to_owned()]).await;
+        Ok(true)
+    }
+
+    async fn forget(&self, ids: &[String]) {
+        for id in ids {
+            for registered in &self.inner.connectors {
+                registered.connector.forget_execution(id).await;
+            }
+        }
     }
 
     /// Pending calls of paused runs, newest first; with an id, only that run's.

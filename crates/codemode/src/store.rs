@@ -417,6 +417,67 @@ impl Store {
         })
     }
 
+    /// Reclaims stale non-terminal runs (reference §6): `paused` → `rejected` ("Expired awaiting approval"),
+    /// `running` → `error`; strictly older than `cutoff`. Returns the expired ids.
+    pub fn expire(&self, cutoff: i64, now: i64) -> Result<Vec<String>, StoreError> {
+        self.write(|tx| {
+            let stale: Vec<(String, String)> = {
+                let mut statement = tx.prepare_cached(
+                    "SELECT id, status FROM cm_executions
+                     WHERE runtime = ?1 AND status IN ('paused', 'running') AND updated_at < ?2
+                     ORDER BY created_at, id",
+                )?;
+                statement
+                    .query_map(params![self.runtime, cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .collect::<rusqlite::Result<_>>()?
+            };
+            let mut expired = Vec::new();
+            for (id, status) in stale {
+                let (to, error) = if status == "paused" {
+                    ("rejected", "Expired awaiting approval")
+                } else {
+                    ("error", "Expired while running — the host never completed the pass")
+                };
+                let changed = tx.execute(
+                    "UPDATE cm_executions SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?5",
+                    params![id, to, error, now, status],
+                )?;
+                if changed == 0 {
+                    continue;
+                }
+                tx.execute(
+                    "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND state = 'pending'",
+                    params![id],
+                )?;
+                expired.push(id);
+            }
+            Ok(expired)
+        })
+    }
+
+    /// Deletes terminal executions beyond the newest `keep`; returns the deleted ids.
+    pub fn prune(&self, keep: usize) -> Result<Vec<String>, StoreError> {
+        self.write(|tx| prune(tx, &self.runtime, keep, None))
+    }
+
+    /// Deletes one execution and its log; returns the status it had, if it existed.
+    pub fn delete(&self, id: &str) -> Result<Option<ExecutionStatus>, StoreError> {
+        self.write(|tx| {
+            let status: Option<String> = tx
+                .query_row(
+                    "SELECT status FROM cm_executions WHERE id = ?1 AND runtime = ?2",
+                    params![id, self.runtime],
+                    |row| row.get(0),
+                )
+                .optional()?;
+            if status.is_some() {
+                tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+                tx.execute("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+            }
+            Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
+        })
+    }
+
     /// Takes over a run whose owning process died mid-pass (SPEC §3, difference 5): an approved call that was
     /// executing is paused again, marked interrupted, for a human to decide; otherwise the pass runs again.
     pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {

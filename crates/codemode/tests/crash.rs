@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 /// `read` is a logged read; `explode` (no approval) and `launch` (approval) append their effect to a file and,
 /// in the crashing process, abort right after.
@@ -278,4 +279,32 @@ async fn an_acknowledged_approval_survives_the_process_dying_right_after() {
     assert_eq!(noted.status, ExecutionStatus::Completed);
     assert_eq!(noted.result, Some(json!({"applied": "note"})));
     assert_eq!(effects(&effect_log, "note"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn expiry_still_reclaims_an_interrupted_run() {
+    let (db, effect_log) = crash("explode");
+    let (runtime, _) = open(&db, &effect_log, false).await;
+    tokio::time::sleep(Duration::from_millis(5)).await;
+    let expired = runtime.expire_paused(Duration::ZERO).await.unwrap();
+    assert_eq!(expired.len(), 2, "the paused run and the interrupted one");
+    let executions = runtime.executions(None).unwrap();
+    let statuses: Vec<(ExecutionStatus, Option<String>)> = executions
+        .iter()
+        .map(|e| (e.status, e.error.clone()))
+        .collect();
+    assert!(
+        statuses.contains(&(
+            ExecutionStatus::Error,
+            Some("Expired while running — the host never completed the pass".into())
+        )),
+        "{statuses:?}"
+    );
+    assert!(
+        statuses.contains(&(
+            ExecutionStatus::Rejected,
+            Some("Expired awaiting approval".into())
+        )),
+        "{statuses:?}"
+    );
 }

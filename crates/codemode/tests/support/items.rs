@@ -16,6 +16,7 @@ pub struct ItemsState {
     pub sessions: Vec<(String, u64)>,
     pub disposes: Vec<(String, ExecutionStatus)>,
     pub pass_ends: Vec<(String, ExecutionStatus)>,
+    pub forgotten: Vec<String>,
 }
 
 #[derive(Default)]
@@ -150,6 +151,10 @@ impl Connector for Items {
         status: ExecutionStatus,
     ) -> BoxFuture<'a, ()> {
         Box::pin(async move { self.with(|s| s.pass_ends.push((execution_id.to_owned(), status))) })
+    }
+
+    fn forget_execution<'a>(&'a self, execution_id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move { self.with(|s| s.forgotten.push(execution_id.to_owned())) })
     }
 
     fn dispose_execution<'a>(

@@ -164,3 +164,22 @@ pub fn run(
     };
     (summary, outcome)
 }
+
+/// A clock the test moves by hand.
+#[derive(Default)]
+pub struct TestClock(pub std::sync::atomic::AtomicI64);
+
+impl TestClock {
+    pub fn at(ms: i64) -> std::sync::Arc<Self> {
+        std::sync::Arc::new(TestClock(std::sync::atomic::AtomicI64::new(ms)))
+    }
+    pub fn advance(&self, ms: i64) {
+        self.0.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl codemode::Clock for TestClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
