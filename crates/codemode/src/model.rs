@@ -210,6 +210,44 @@ pub struct ExecutionPage {
     pub next: Option<String>,
 }
 
+/// What a rollback did, call by call (SPEC §3, difference 3).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RollbackReport {
+    pub execution_id: String,
+    /// The execution's status after the rollback.
+    pub status: Option<ExecutionStatus>,
+    pub reverted: Vec<RevertedCall>,
+    pub skipped: Vec<SkippedCall>,
+    pub failed: Vec<FailedRevert>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RevertedCall {
+    pub seq: u64,
+    pub connector: String,
+    pub method: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SkippedCall {
+    pub seq: u64,
+    pub connector: String,
+    pub method: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FailedRevert {
+    pub seq: u64,
+    pub connector: String,
+    pub method: String,
+    pub error: String,
+}
+
 /// A call waiting for a human decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -8,7 +8,8 @@ use crate::executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 use crate::model::{
-    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome, PendingAction,
+    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
+    PendingAction, RevertedCall, RollbackReport, SkippedCall,
 };
 use crate::names::check_connector_names;
 use crate::protocol::raw;
@@ -55,6 +56,8 @@ pub struct RuntimeOptions {
     pub worker: Option<PathBuf>,
     pub transform_result: Option<TransformResult>,
     pub clock: Arc<dyn Clock>,
+    /// How long one revert may take before rollback reports it failed and goes on.
+    pub revert_timeout: Duration,
 }
 
 impl Default for RuntimeOptions {
@@ -68,6 +71,7 @@ impl Default for RuntimeOptions {
             worker: None,
             transform_result: None,
             clock: Arc::new(SystemClock),
+            revert_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -341,6 +345,73 @@ impl Runtime {
                 registered.connector.forget_execution(id).await;
             }
         }
+    }
+
+    /// Compensates the applied calls of an execution, newest first (reference §5): every method with a
+    /// revert is reverted (approval-gated or not); missing connectors and methods without revert are skipped;
+    /// a failed or timed-out revert does not stop the rest. The run becomes `rolled_back` only when at least
+    /// one call was reverted. A second rollback finds nothing left to revert.
+    pub async fn rollback(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
+        let mut report = RollbackReport {
+            execution_id: id.to_owned(),
+            ..RollbackReport::default()
+        };
+        for entry in self.inner.store.actions_to_revert(id)? {
+            let (seq, connector, method) =
+                (entry.seq, entry.connector.clone(), entry.method.clone());
+            let skip = |reason: &str| SkippedCall {
+                seq,
+                connector: connector.clone(),
+                method: method.clone(),
+                reason: reason.to_owned(),
+            };
+            let Some(registered) = self.inner.connector(&entry.connector) else {
+                report.skipped.push(skip("connector not configured"));
+                continue;
+            };
+            let ctx = CallContext {
+                execution_id: id.to_owned(),
+                seq,
+            };
+            let revert = registered.connector.revert(
+                &entry.method,
+                entry.args.clone(),
+                entry.result.clone(),
+                ctx,
+            );
+            match tokio::time::timeout(self.inner.options.revert_timeout, revert).await {
+                Ok(Ok(true)) => {
+                    self.inner.store.mark_reverted(id, seq, self.inner.now())?;
+                    report.reverted.push(RevertedCall {
+                        seq,
+                        connector,
+                        method,
+                    });
+                }
+                Ok(Ok(false)) => report.skipped.push(skip("no revert")),
+                Ok(Err(error)) => report.failed.push(FailedRevert {
+                    seq,
+                    connector,
+                    method,
+                    error,
+                }),
+                Err(_) => report.failed.push(FailedRevert {
+                    seq,
+                    connector,
+                    method,
+                    error: format!(
+                        "revert timed out after {} ms",
+                        self.inner.options.revert_timeout.as_millis()
+                    ),
+                }),
+            }
+        }
+        if !report.reverted.is_empty() {
+            self.inner.store.mark_rolled_back(id, self.inner.now())?;
+            self.dispose(id, ExecutionStatus::RolledBack).await;
+        }
+        report.status = self.inner.store.status(id)?;
+        Ok(report)
     }
 
     /// Pending calls of paused runs, newest first; with an id, only that run's.

@@ -478,6 +478,40 @@ impl Store {
         })
     }
 
+    /// Applied calls (steps excluded) in reverse order: what a rollback compensates (reference §5).
+    pub fn actions_to_revert(&self, id: &str) -> Result<Vec<ToolLogEntry>, StoreError> {
+        self.with(|connection| {
+            let mut log = log_of(connection, id)?;
+            log.retain(|entry| {
+                entry.state == EntryState::Applied && entry.connector != crate::STEP_CONNECTOR
+            });
+            log.reverse();
+            Ok(log)
+        })
+    }
+
+    /// Marks one applied call reverted.
+    pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND seq = ?2 AND state = 'applied'",
+                params![id, seq as i64],
+            )?;
+            touch(tx, id, now)
+        })
+    }
+
+    /// The run becomes `rolled_back` (whatever it was: reference §5).
+    pub fn mark_rolled_back(&self, id: &str, now: i64) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE cm_executions SET status = 'rolled_back', updated_at = ?2 WHERE id = ?1",
+                params![id, now],
+            )?;
+            Ok(())
+        })
+    }
+
     /// Takes over a run whose owning process died mid-pass (SPEC §3, difference 5): an approved call that was
     /// executing is paused again, marked interrupted, for a human to decide; otherwise the pass runs again.
     pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {

@@ -72,6 +72,14 @@ impl Connector for Items {
                     hidden: true,
                     ..tool("secret")
                 },
+                ToolDescriptor {
+                    revertible: true,
+                    ..tool("fragile")
+                },
+                ToolDescriptor {
+                    revertible: true,
+                    ..tool("stuck")
+                },
             ])
         })
     }
@@ -107,6 +115,7 @@ impl Connector for Items {
                     Ok(Some(item))
                 }
                 "boom" => Err("connector boom".to_owned()),
+                "fragile" | "stuck" => Ok(Some(json!({"ok": true}))),
                 "add_note" => {
                     s.notes
                         .push(args["text"].as_str().unwrap_or_default().to_owned());
@@ -125,6 +134,9 @@ impl Connector for Items {
         _ctx: CallContext,
     ) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move {
+            if method == "stuck" {
+                tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            }
             let result = result.unwrap_or(Value::Null);
             self.with(|s| match method {
                 "create_item" => {
@@ -140,6 +152,7 @@ impl Connector for Items {
                     }
                     Ok(true)
                 }
+                "fragile" => Err("revert boom".to_owned()),
                 _ => Ok(false),
             })
         })
