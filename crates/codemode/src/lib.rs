@@ -21,7 +21,7 @@ pub use executor::{
 };
 pub use model::{
     Actor, EntryState, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
-    ExecutionSummary, Outcome, PendingAction, RollbackReport, ToolLogEntry,
+    ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
 };
 pub use runtime::{Clock, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult};
 

@@ -11,6 +11,7 @@ use crate::model::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
     PendingAction, RevertedCall, RollbackReport, SkippedCall,
 };
+use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
 use crate::store::{Decision, Recover, Resume, Store, StoreError, unserialisable};
@@ -85,6 +86,8 @@ pub enum RuntimeError {
     Configuration(String),
     #[error(transparent)]
     Executor(#[from] ExecutorError),
+    #[error("{0}")]
+    NotFound(String),
     #[error("a pass was interrupted: {0}")]
     Interrupted(String),
 }
@@ -414,6 +417,46 @@ impl Runtime {
         Ok(report)
     }
 
+    /// Promotes an execution's code to a snippet (reference §8.1). Any status is accepted: the caller decides
+    /// what to offer. Saving under an existing name replaces it.
+    pub fn save_snippet(&self, name: &str, save: SaveSnippet) -> Result<Snippet, RuntimeError> {
+        let Some(execution) = self.inner.store.execution(&save.execution_id)? else {
+            return Err(RuntimeError::NotFound(format!(
+                "No execution \"{}\" to save from",
+                save.execution_id
+            )));
+        };
+        if let Some(schema) = &save.input_schema {
+            let size = utf16_len(&schema.to_string());
+            if size > MAX_DURABLE_VALUE {
+                return Err(RuntimeError::Configuration(too_large_message(
+                    "The snippet input schema",
+                    size,
+                )));
+            }
+        }
+        let snippet = Snippet {
+            name: name.to_owned(),
+            description: save.description.unwrap_or_default(),
+            code: execution.code,
+            saved_at: self.inner.now(),
+            input_schema: save.input_schema,
+            connectors: Some(execution.connectors),
+        };
+        self.inner.store.save_snippet(&snippet)?;
+        Ok(snippet)
+    }
+
+    /// Every snippet, by name.
+    pub fn snippets(&self) -> Result<Vec<Snippet>, RuntimeError> {
+        Ok(self.inner.store.snippets(None)?)
+    }
+
+    /// Deletes a snippet; false when there was none by that name.
+    pub fn delete_snippet(&self, name: &str) -> Result<bool, RuntimeError> {
+        Ok(self.inner.store.delete_snippet(name)?)
+    }
+
     /// Pending calls of paused runs, newest first; with an id, only that run's.
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, RuntimeError> {
         Ok(self.inner.store.pending(id)?)
@@ -696,8 +739,26 @@ impl PassHost for RuntimeHost {
     }
 
     fn snippet(&mut self, name: &str) -> SnippetAnswer {
-        SnippetAnswer::Value(raw(
-            &serde_json::json!({"error": format!("Snippet \"{name}\" not found.")}),
-        ))
+        let error =
+            |message: String| SnippetAnswer::Value(raw(&serde_json::json!({ "error": message })));
+        let snippet = match self.inner.store.snippets(Some(name)) {
+            Ok(mut found) if !found.is_empty() => found.remove(0),
+            Ok(_) => return error(format!("Snippet \"{name}\" not found.")),
+            Err(e) => return error(e.to_string()),
+        };
+        let missing: Vec<&str> = snippet
+            .connectors
+            .iter()
+            .flatten()
+            .filter(|c| self.inner.connector(c).is_none())
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return error(format!(
+                "Snippet \"{name}\" requires connector(s) {} that are not configured on this runtime.",
+                quoted_list(&missing)
+            ));
+        }
+        SnippetAnswer::Code(snippet.code)
     }
 }

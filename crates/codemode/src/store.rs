@@ -6,7 +6,7 @@ use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_messag
 use crate::model::{
     Actor, EntryState, ExecutionState, ExecutionStatus, PendingAction, ToolLogEntry,
 };
-use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary};
+use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
@@ -509,6 +509,53 @@ impl Store {
                 params![id, now],
             )?;
             Ok(())
+        })
+    }
+
+    /// Saves (or replaces) a snippet from an execution's raw code and recorded connectors.
+    pub fn save_snippet(&self, snippet: &Snippet) -> Result<(), StoreError> {
+        let schema = snippet.input_schema.as_ref().map(Value::to_string);
+        let connectors = serde_json::to_string(&snippet.connectors.clone().unwrap_or_default())
+            .unwrap_or_default();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT OR REPLACE INTO cm_snippets (runtime, name, description, code, saved_at, input_schema, connectors)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![self.runtime, snippet.name, snippet.description, snippet.code, snippet.saved_at, schema, connectors],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Snippets by name (all, or the one named).
+    pub fn snippets(&self, name: Option<&str>) -> Result<Vec<Snippet>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT name, description, code, saved_at, input_schema, connectors FROM cm_snippets
+                 WHERE runtime = ?1 AND (?2 IS NULL OR name = ?2) ORDER BY name",
+            )?;
+            let rows = statement.query_map(params![self.runtime, name], |row| {
+                Ok(Snippet {
+                    name: row.get(0)?,
+                    description: row.get(1)?,
+                    code: row.get(2)?,
+                    saved_at: row.get(3)?,
+                    input_schema: parse_json(row.get(4)?),
+                    connectors: parse_json(row.get(5)?)
+                        .and_then(|v| serde_json::from_value(v).ok()),
+                })
+            })?;
+            rows.collect()
+        })
+    }
+
+    pub fn delete_snippet(&self, name: &str) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let deleted = tx.execute(
+                "DELETE FROM cm_snippets WHERE runtime = ?1 AND name = ?2",
+                params![self.runtime, name],
+            )?;
+            Ok(deleted > 0)
         })
     }
 
