@@ -4,6 +4,7 @@
 
 pub mod codec;
 pub mod connector;
+pub mod discovery;
 pub mod executor;
 pub mod model;
 pub mod names;
@@ -13,6 +14,7 @@ pub mod protocol;
 pub mod runtime;
 pub mod sandbox;
 pub mod store;
+pub mod typegen;
 
 pub use connector::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
 pub use executor::{

@@ -150,6 +150,36 @@ pub const RESERVED_WORDS: &[&str] = &[
     "yield",
 ];
 
+/// Turns a tool name into a JavaScript identifier (reference §1.5): `-`, `.` and whitespace become `_`,
+/// other characters outside `[a-zA-Z0-9_$]` are dropped, a leading digit gets a `_` prefix, a reserved word a
+/// `_` suffix, and nothing left is `_`.
+pub fn sanitize_tool_name(name: &str) -> String {
+    let mut sanitized: String = name
+        .chars()
+        .filter_map(|c| match c {
+            '-' | '.' => Some('_'),
+            c if is_js_regex_whitespace(c) => Some('_'),
+            c if c.is_ascii_alphanumeric() || c == '_' || c == '$' => Some(c),
+            _ => None,
+        })
+        .collect();
+    if sanitized.is_empty() {
+        return "_".to_owned();
+    }
+    if sanitized.starts_with(|c: char| c.is_ascii_digit()) {
+        sanitized.insert(0, '_');
+    }
+    if RESERVED_WORDS.contains(&sanitized.as_str()) {
+        sanitized.push('_');
+    }
+    sanitized
+}
+
+/// What JavaScript's `\s` matches.
+fn is_js_regex_whitespace(c: char) -> bool {
+    crate::normalize::is_js_whitespace(c)
+}
+
 /// `^[a-zA-Z_$][a-zA-Z0-9_$]*$`
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
@@ -192,6 +222,24 @@ pub fn check_connector_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sanitising_follows_the_reference() {
+        for (name, expected) in [
+            ("my-tool", "my_tool"),
+            ("a.b", "a_b"),
+            ("with space", "with_space"),
+            ("3d-render", "_3d_render"),
+            ("delete", "delete_"),
+            ("class", "class_"),
+            ("héllo!", "hllo"),
+            ("", "_"),
+            ("!!!", "_"),
+            ("valid_$Name1", "valid_$Name1"),
+        ] {
+            assert_eq!(sanitize_tool_name(name), expected, "{name:?}");
+        }
+    }
 
     #[test]
     fn reference_messages() {

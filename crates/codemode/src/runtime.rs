@@ -3,6 +3,7 @@
 
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::connector::{CallContext, Connector, Replay, ToolDescriptor};
+use crate::discovery::{self, Catalog, DescribeOutput, SearchOutput};
 use crate::executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorError, ExecutorOptions, PassEnd, PassHost,
     PassRequest, SnippetAnswer, StepAnswer,
@@ -95,7 +96,15 @@ pub enum RuntimeError {
 /// A connector with its methods, described once when the runtime opens.
 struct Registered {
     connector: Arc<dyn Connector>,
-    tools: HashMap<String, ToolDescriptor>,
+    instructions: Option<String>,
+    /// In the connector's order (discovery lists them so).
+    tools: Vec<ToolDescriptor>,
+}
+
+impl Registered {
+    fn tool(&self, name: &str) -> Option<&ToolDescriptor> {
+        self.tools.iter().find(|t| t.name == name)
+    }
 }
 
 struct Inner {
@@ -108,6 +117,18 @@ struct Inner {
 impl Inner {
     fn connector(&self, name: &str) -> Option<&Registered> {
         self.connectors.iter().find(|c| c.connector.name() == name)
+    }
+
+    /// What discovery may show: visible methods of every connector.
+    fn catalogs(&self) -> Vec<Catalog<'_>> {
+        self.connectors
+            .iter()
+            .map(|c| Catalog {
+                name: c.connector.name(),
+                instructions: c.instructions.as_deref(),
+                tools: c.tools.iter().filter(|t| !t.hidden).collect(),
+            })
+            .collect()
     }
 
     fn names(&self) -> Vec<String> {
@@ -164,8 +185,12 @@ impl Runtime {
                     )));
                 }
             }
-            let tools = tools.into_iter().map(|t| (t.name.clone(), t)).collect();
-            registered.push(Registered { connector, tools });
+            let instructions = connector.instructions();
+            registered.push(Registered {
+                connector,
+                instructions,
+                tools,
+            });
         }
         let store = Store::open(db_path, &options.name)?;
         let executor = Executor::new(ExecutorOptions {
@@ -457,6 +482,38 @@ impl Runtime {
         Ok(self.inner.store.delete_snippet(name)?)
     }
 
+    /// Ranked search over connector methods and snippets (reference §8.3).
+    pub fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
+        let snippets = self.inner.store.snippets(None)?;
+        Ok(discovery::search(query, &self.inner.catalogs(), &snippets))
+    }
+
+    /// A snippet, connector or method with its TypeScript declarations (reference §8.4).
+    pub fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
+        let snippets = self.inner.store.snippets(None)?;
+        Ok(discovery::describe(
+            target,
+            &self.inner.catalogs(),
+            &snippets,
+        ))
+    }
+
+    /// The model-facing description of the `codemode` tool, with optional per-connector hints.
+    pub fn tool_description(&self, hints: &HashMap<String, String>) -> String {
+        let connectors: Vec<(&str, Option<&str>)> = self
+            .inner
+            .connectors
+            .iter()
+            .map(|c| {
+                (
+                    c.connector.name(),
+                    hints.get(c.connector.name()).map(String::as_str),
+                )
+            })
+            .collect();
+        discovery::tool_description(&connectors)
+    }
+
     /// Pending calls of paused runs, newest first; with an id, only that run's.
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, RuntimeError> {
         Ok(self.inner.store.pending(id)?)
@@ -640,7 +697,7 @@ impl PassHost for RuntimeHost {
             .args
             .as_deref()
             .and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
-        let tool = registered.tools.get(&call.method).filter(|t| !t.hidden);
+        let tool = registered.tool(&call.method).filter(|t| !t.hidden);
         let requires_approval = tool.is_some_and(|t| t.requires_approval);
         let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
         let decision = store.decide(
@@ -730,12 +787,22 @@ impl PassHost for RuntimeHost {
         }
     }
 
-    fn search(&mut self, _query: &str) -> Result<Box<RawValue>, String> {
-        Err("codemode.search is not available in this build yet".to_owned())
+    fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
+        let snippets = self.inner.store.snippets(None).map_err(|e| e.to_string())?;
+        Ok(raw(&discovery::search(
+            query,
+            &self.inner.catalogs(),
+            &snippets,
+        )))
     }
 
-    fn describe(&mut self, _target: &str) -> Result<Box<RawValue>, String> {
-        Err("codemode.describe is not available in this build yet".to_owned())
+    fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String> {
+        let snippets = self.inner.store.snippets(None).map_err(|e| e.to_string())?;
+        Ok(raw(&discovery::describe(
+            target,
+            &self.inner.catalogs(),
+            &snippets,
+        )))
     }
 
     fn snippet(&mut self, name: &str) -> SnippetAnswer {

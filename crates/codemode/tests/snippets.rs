@@ -180,3 +180,53 @@ async fn a_snippets_calls_join_the_log_pause_and_replay() {
         "each applied once"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn programs_discover_methods_and_snippets_from_inside_the_sandbox() {
+    let runtime = open(&temp_db(), vec![Items::new()]).await;
+    let source = runtime
+        .execute("async (input) => items.list_items()")
+        .await
+        .unwrap();
+    save(
+        &runtime,
+        "list-everything",
+        source.execution_id(),
+        "List every item in the store",
+    );
+    let found = result(
+        &runtime,
+        "async () => { const s = await codemode.search('create item'); const d = await codemode.describe(s.results[0].path); const n = await codemode.search('list everything'); return { first: s.results[0], types: d.types, approval: d.requiresApproval, snippet: n.results[0].kind, hidden: (await codemode.search('secret')).total } }",
+    )
+    .await;
+    assert_eq!(found["status"], "completed", "{found}");
+    assert_eq!(found["result"]["first"]["path"], "items.create_item");
+    assert_eq!(found["result"]["first"]["requiresApproval"], true);
+    assert_eq!(found["result"]["approval"], true);
+    assert_eq!(
+        found["result"]["types"],
+        "type CreateItemInput = Record<string, unknown>\ntype CreateItemOutput = unknown"
+    );
+    assert_eq!(found["result"]["snippet"], "snippet");
+    assert_eq!(
+        found["result"]["hidden"], 0,
+        "hidden methods are not discoverable"
+    );
+    assert_eq!(
+        found["calls"],
+        json!([]),
+        "discovery is not sequenced or logged"
+    );
+    assert_eq!(
+        runtime.search("create item").unwrap().results[0].path,
+        "items.create_item"
+    );
+    assert_eq!(runtime.describe("items").unwrap().kind, "connector");
+    let hints =
+        std::collections::HashMap::from([("items".to_owned(), "manage the item store".to_owned())]);
+    assert!(
+        runtime
+            .tool_description(&hints)
+            .contains("- `items` — manage the item store")
+    );
+}

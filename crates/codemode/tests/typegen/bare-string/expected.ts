@@ -1,0 +1,1 @@
+type NameInput = string

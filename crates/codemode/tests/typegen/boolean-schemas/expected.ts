@@ -1,0 +1,4 @@
+type B = {
+    anything?: unknown;
+    nothing: never;
+}

@@ -1,0 +1,1 @@
+type EmptyInput = Record<string, unknown>

@@ -1,0 +1,5 @@
+type K = {
+    "2"?: string;
+    "10"?: string;
+    b?: string;
+}

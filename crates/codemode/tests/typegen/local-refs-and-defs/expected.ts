@@ -1,0 +1,6 @@
+type R = {
+    a?: string;
+    b?: number;
+    c?: unknown;
+    d?: unknown;
+}

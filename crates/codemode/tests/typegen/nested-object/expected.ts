@@ -1,0 +1,6 @@
+type PersonInput = {
+    address?: {
+        street: string;
+        zip?: string;
+    };
+}

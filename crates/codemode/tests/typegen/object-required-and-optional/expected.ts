@@ -1,0 +1,4 @@
+type UserInput = {
+    name: string;
+    age?: number;
+}

@@ -1,0 +1,4 @@
+type P = {
+    x?: boolean;
+    y?: number | null;
+}

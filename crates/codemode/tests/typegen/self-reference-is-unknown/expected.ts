@@ -1,0 +1,4 @@
+type Tree = {
+    name?: string;
+    child?: unknown;
+}

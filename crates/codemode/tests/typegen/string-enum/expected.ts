@@ -1,0 +1,3 @@
+type StatusInput = {
+    status?: "active" | "inactive" | "pending";
+}

@@ -1,0 +1,5 @@
+type Tu = {
+    p?: [string, number];
+    i?: [boolean];
+    any?: unknown[];
+}

@@ -1,0 +1,4 @@
+type DataInput = {
+    tags?: string[];
+    scores?: number[];
+}

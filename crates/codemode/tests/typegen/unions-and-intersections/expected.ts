@@ -1,0 +1,9 @@
+type U = {
+    u?: string | number;
+    o?: boolean | null;
+    i?: {
+        a?: string;
+    } & {
+        b?: number;
+    };
+}
