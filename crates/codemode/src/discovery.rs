@@ -52,33 +52,25 @@ pub struct DescribeOutput {
 /// Ranked search (reference §8.3): weights path 12, method 10, connector 8, description 5; ties broken by
 /// path compared case-insensitively, then bytewise (SPEC §3).
 pub fn search(query: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) -> SearchOutput {
-    let mut items = Vec::new();
-    for catalog in catalogs {
-        for tool in &catalog.tools {
-            items.push(SearchResult {
-                path: format!("{}.{}", catalog.name, tool.name),
-                connector: catalog.name.to_owned(),
-                method: tool.name.clone(),
-                description: tool.description.clone(),
-                requires_approval: tool.requires_approval,
-                kind: "method".to_owned(),
-            });
-        }
-    }
-    for snippet in snippets {
-        items.push(SearchResult {
-            path: snippet.name.clone(),
-            connector: "snippet".to_owned(),
-            method: snippet.name.clone(),
-            description: Some(snippet.description.clone()),
-            requires_approval: false,
-            kind: "snippet".to_owned(),
-        });
-    }
-    let mut ranked: Vec<(i64, SearchResult)> = items
-        .into_iter()
-        .filter_map(|item| score(&item, query).map(|s| (s, item)))
-        .collect();
+    let mut index = SearchIndex::new(catalogs);
+    index.add_snippets(snippets);
+    index.search(query)
+}
+
+/// Searches several indexes as one (the runtime keeps its methods indexed and adds snippets per query).
+pub fn search_indexes(indexes: &[&SearchIndex], query: &str) -> SearchOutput {
+    let normalized = normalize(query);
+    let query_tokens = tokenize_normalized(&normalized);
+    let mut ranked: Vec<(i64, &SearchResult)> = if normalized.is_empty() || query_tokens.is_empty()
+    {
+        Vec::new()
+    } else {
+        indexes
+            .iter()
+            .flat_map(|index| index.items.iter())
+            .filter_map(|item| score(item, &normalized, &query_tokens).map(|s| (s, &item.result)))
+            .collect()
+    };
     ranked.sort_by(|(a_score, a), (b_score, b)| {
         b_score
             .cmp(a_score)
@@ -90,10 +82,90 @@ pub fn search(query: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) -> Se
         results: ranked
             .into_iter()
             .take(SEARCH_RESULT_LIMIT)
-            .map(|(_, r)| r)
+            .map(|(_, r)| r.clone())
             .collect(),
         total,
         truncated: total > SEARCH_RESULT_LIMIT,
+    }
+}
+
+/// Searchable items with their fields normalised and tokenised once, so a query only scores.
+#[derive(Default)]
+pub struct SearchIndex {
+    items: Vec<PreparedItem>,
+}
+
+struct PreparedItem {
+    result: SearchResult,
+    /// path, connector, method, description — with their weights.
+    fields: [(PreparedField, i64); 4],
+    path_first_token: Option<String>,
+    method_first_token: Option<String>,
+}
+
+struct PreparedField {
+    raw: String,
+    tokens: Vec<String>,
+}
+
+impl PreparedField {
+    fn new(value: Option<&str>) -> Self {
+        let raw = normalize(value.unwrap_or(""));
+        let tokens = tokenize_normalized(&raw);
+        PreparedField { raw, tokens }
+    }
+}
+
+impl SearchIndex {
+    /// An index of every visible connector method.
+    pub fn new(catalogs: &[Catalog<'_>]) -> Self {
+        let mut index = SearchIndex::default();
+        for catalog in catalogs {
+            for tool in &catalog.tools {
+                index.push(SearchResult {
+                    path: format!("{}.{}", catalog.name, tool.name),
+                    connector: catalog.name.to_owned(),
+                    method: tool.name.clone(),
+                    description: tool.description.clone(),
+                    requires_approval: tool.requires_approval,
+                    kind: "method".to_owned(),
+                });
+            }
+        }
+        index
+    }
+
+    /// Adds snippets as `kind: "snippet"` items under the connector name `snippet`.
+    pub fn add_snippets(&mut self, snippets: &[Snippet]) {
+        for snippet in snippets {
+            self.push(SearchResult {
+                path: snippet.name.clone(),
+                connector: "snippet".to_owned(),
+                method: snippet.name.clone(),
+                description: Some(snippet.description.clone()),
+                requires_approval: false,
+                kind: "snippet".to_owned(),
+            });
+        }
+    }
+
+    fn push(&mut self, result: SearchResult) {
+        let path = PreparedField::new(Some(&result.path));
+        let method = PreparedField::new(Some(&result.method));
+        let path_first_token = path.tokens.first().cloned();
+        let method_first_token = method.tokens.first().cloned();
+        let connector = PreparedField::new(Some(&result.connector));
+        let description = PreparedField::new(result.description.as_deref());
+        self.items.push(PreparedItem {
+            result,
+            fields: [(path, 12), (connector, 8), (method, 10), (description, 5)],
+            path_first_token,
+            method_first_token,
+        });
+    }
+
+    pub fn search(&self, query: &str) -> SearchOutput {
+        search_indexes(&[self], query)
     }
 }
 
@@ -129,84 +201,69 @@ fn normalize(text: &str) -> String {
         .to_owned()
 }
 
-fn tokenize(text: &str) -> Vec<String> {
-    normalize(text)
+/// Tokens of already-normalised text: runs of `[a-z0-9]`.
+fn tokenize_normalized(normalized: &str) -> Vec<String> {
+    normalized
         .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
         .filter(|t| !t.is_empty())
         .map(str::to_owned)
         .collect()
 }
 
-struct FieldScore {
-    score: i64,
-    matched: Vec<String>,
-    exact_phrase: bool,
-}
-
 fn score_field(
     query: &str,
     query_tokens: &[String],
-    value: Option<&str>,
+    field: &PreparedField,
     weight: i64,
-) -> FieldScore {
-    let raw = normalize(value.unwrap_or(""));
-    let tokens = tokenize(value.unwrap_or(""));
-    let mut result = FieldScore {
-        score: 0,
-        matched: Vec::new(),
-        exact_phrase: false,
-    };
-    if raw.is_empty() {
-        return result;
+    matched: &mut Vec<usize>,
+) -> (i64, bool) {
+    if field.raw.is_empty() {
+        return (0, false);
     }
-    result.exact_phrase = !query.is_empty() && raw.contains(query);
+    let mut score = 0;
+    let exact_phrase = !query.is_empty() && field.raw.contains(query);
     if !query.is_empty() {
-        if raw == query {
-            result.score += weight * 14;
-        } else if raw.starts_with(query) {
-            result.score += weight * 9;
-        } else if result.exact_phrase {
-            result.score += weight * 6;
+        if field.raw == query {
+            score += weight * 14;
+        } else if field.raw.starts_with(query) {
+            score += weight * 9;
+        } else if exact_phrase {
+            score += weight * 6;
         }
     }
-    for token in query_tokens {
-        if tokens.contains(token) {
-            result.score += weight * 4;
-        } else if tokens
+    for (i, token) in query_tokens.iter().enumerate() {
+        if field.tokens.contains(token) {
+            score += weight * 4;
+        } else if field
+            .tokens
             .iter()
             .any(|c| c.starts_with(token.as_str()) || token.starts_with(c.as_str()))
         {
-            result.score += weight * 2;
-        } else if raw.contains(token.as_str()) {
-            result.score += weight;
+            score += weight * 2;
+        } else if field.raw.contains(token.as_str()) {
+            score += weight;
         } else {
             continue;
         }
-        result.matched.push(token.clone());
+        if !matched.iter().any(|&m| query_tokens[m] == *token) {
+            matched.push(i);
+        }
     }
-    result
+    (score, exact_phrase)
 }
 
-fn score(item: &SearchResult, query: &str) -> Option<i64> {
-    let normalized = normalize(query);
-    let query_tokens = tokenize(query);
-    if normalized.is_empty() || query_tokens.is_empty() {
-        return None;
+fn score(item: &PreparedItem, normalized: &str, query_tokens: &[String]) -> Option<i64> {
+    let mut matched = Vec::new();
+    let mut total = 0;
+    let mut exact_phrase = false;
+    for (field, weight) in &item.fields {
+        let (score, phrase) = score_field(normalized, query_tokens, field, *weight, &mut matched);
+        total += score;
+        exact_phrase |= phrase;
     }
-    let fields = [
-        score_field(&normalized, &query_tokens, Some(&item.path), 12),
-        score_field(&normalized, &query_tokens, Some(&item.connector), 8),
-        score_field(&normalized, &query_tokens, Some(&item.method), 10),
-        score_field(&normalized, &query_tokens, item.description.as_deref(), 5),
-    ];
-    let mut matched: Vec<&String> = fields.iter().flat_map(|f| f.matched.iter()).collect();
-    matched.sort();
-    matched.dedup();
     if matched.is_empty() {
         return None;
     }
-    let mut total: i64 = fields.iter().map(|f| f.score).sum();
-    let exact_phrase = fields.iter().any(|f| f.exact_phrase);
     // The denominator counts every query token, repeats included, as the reference does.
     let coverage = matched.len() as f64 / query_tokens.len() as f64;
     let minimum = if query_tokens.len() <= 2 { 1.0 } else { 0.6 };
@@ -218,12 +275,11 @@ fn score(item: &SearchResult, query: &str) -> Option<i64> {
     } else {
         total += (coverage * 10.0).round() as i64;
     }
-    let first = &query_tokens[0];
-    if tokenize(&item.path).first() == Some(first) || tokenize(&item.method).first() == Some(first)
-    {
+    let first = query_tokens.first();
+    if item.path_first_token.as_ref() == first || item.method_first_token.as_ref() == first {
         total += 8;
     }
-    if normalize(&item.path) == normalized || normalize(&item.method) == normalized {
+    if item.fields[0].0.raw == normalized || item.fields[2].0.raw == normalized {
         total += 20;
     }
     Some(total)

@@ -3,7 +3,7 @@
 
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::connector::{CallContext, Connector, Replay, ToolDescriptor};
-use crate::discovery::{self, Catalog, DescribeOutput, SearchOutput};
+use crate::discovery::{self, Catalog, DescribeOutput, SearchIndex, SearchOutput};
 use crate::executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorError, ExecutorOptions, PassEnd, PassHost,
     PassRequest, SnippetAnswer, StepAnswer,
@@ -108,6 +108,8 @@ impl Registered {
 }
 
 struct Inner {
+    /// The search index of connector methods, built on first use.
+    methods: std::sync::OnceLock<SearchIndex>,
     options: RuntimeOptions,
     store: Store,
     executor: Executor,
@@ -117,6 +119,16 @@ struct Inner {
 impl Inner {
     fn connector(&self, name: &str) -> Option<&Registered> {
         self.connectors.iter().find(|c| c.connector.name() == name)
+    }
+
+    /// Methods come from an index built once; snippets are read (and indexed) per query, as they change.
+    fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
+        let methods = self
+            .methods
+            .get_or_init(|| SearchIndex::new(&self.catalogs()));
+        let mut snippets = SearchIndex::default();
+        snippets.add_snippets(&self.store.snippets(None)?);
+        Ok(discovery::search_indexes(&[methods, &snippets], query))
     }
 
     /// What discovery may show: visible methods of every connector.
@@ -201,6 +213,7 @@ impl Runtime {
         });
         Ok(Runtime {
             inner: Arc::new(Inner {
+                methods: std::sync::OnceLock::new(),
                 options,
                 store,
                 executor,
@@ -484,8 +497,7 @@ impl Runtime {
 
     /// Ranked search over connector methods and snippets (reference §8.3).
     pub fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
-        let snippets = self.inner.store.snippets(None)?;
-        Ok(discovery::search(query, &self.inner.catalogs(), &snippets))
+        self.inner.search(query)
     }
 
     /// A snippet, connector or method with its TypeScript declarations (reference §8.4).
@@ -786,14 +798,11 @@ impl PassHost for RuntimeHost {
             }
         }
     }
-
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
-        let snippets = self.inner.store.snippets(None).map_err(|e| e.to_string())?;
-        Ok(raw(&discovery::search(
-            query,
-            &self.inner.catalogs(),
-            &snippets,
-        )))
+        self.inner
+            .search(query)
+            .map(|output| raw(&output))
+            .map_err(|e| e.to_string())
     }
 
     fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String> {

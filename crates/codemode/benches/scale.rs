@@ -1,0 +1,247 @@
+//! Scale figures: `search` over 2,000 connector methods and 500 snippets; `executions(50)`, `pending()` and
+//! `list_executions` with 10,000 stored executions; database size per 1,000 executions of 10 calls.
+//! Prints medians; never asserts a time.
+//!
+//! `cargo bench -p codemode --bench scale`
+
+use codemode::connector::{Replay, ToolDescriptor};
+use codemode::discovery::{Catalog, SearchIndex, search};
+use codemode::{
+    BoxFuture, CallContext, Connector, ExecutionQuery, Runtime, RuntimeOptions, Snippet,
+};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
+    let mut samples: Vec<Duration> = (0..reps)
+        .map(|_| {
+            let started = Instant::now();
+            f();
+            started.elapsed()
+        })
+        .collect();
+    samples.sort();
+    samples[samples.len() / 2]
+}
+
+struct Echo;
+
+impl Connector for Echo {
+    fn name(&self) -> &str {
+        "kb"
+    }
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async {
+            Ok(vec![
+                ToolDescriptor {
+                    name: "echo".into(),
+                    ..Default::default()
+                },
+                ToolDescriptor {
+                    name: "write".into(),
+                    requires_approval: true,
+                    ..Default::default()
+                },
+            ])
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _: &'a str,
+        args: Option<Value>,
+        _: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move { Ok(args) })
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    // search: 40 connectors × 50 methods, 500 snippets.
+    let words = [
+        "issue", "pull", "request", "file", "user", "team", "deploy", "build", "ticket", "note",
+        "event", "payment", "invoice", "customer", "order", "report", "label", "comment", "branch",
+        "release",
+    ];
+    let tools: Vec<Vec<ToolDescriptor>> = (0..40)
+        .map(|c| {
+            (0..50)
+                .map(|m| ToolDescriptor {
+                    name: format!(
+                        "{}_{}_{m}",
+                        ["get", "list", "create", "update", "delete"][m % 5],
+                        words[(c + m) % words.len()]
+                    ),
+                    description: Some(format!(
+                        "{} the {} of a {} in service {c}",
+                        ["Get", "List", "Create", "Update", "Delete"][m % 5],
+                        words[(m * 7) % words.len()],
+                        words[(c * 3 + m) % words.len()]
+                    )),
+                    replay: Replay::Log,
+                    requires_approval: m % 5 >= 2,
+                    ..Default::default()
+                })
+                .collect()
+        })
+        .collect();
+    let names: Vec<String> = (0..40).map(|c| format!("service{c}")).collect();
+    let catalogs: Vec<Catalog<'_>> = names
+        .iter()
+        .zip(&tools)
+        .map(|(name, tools)| Catalog {
+            name,
+            instructions: None,
+            tools: tools.iter().collect(),
+        })
+        .collect();
+    let snippets: Vec<Snippet> = (0..500)
+        .map(|i| Snippet {
+            name: format!("recipe-{}-{i}", words[i % words.len()]),
+            description: format!(
+                "Recipe that handles a {} for a {}",
+                words[(i * 3) % words.len()],
+                words[(i * 5) % words.len()]
+            ),
+            code: "async () => 1".into(),
+            saved_at: i as i64,
+            input_schema: None,
+            connectors: None,
+        })
+        .collect();
+    let queries = [
+        "create issue",
+        "list pull requests",
+        "customer invoice payment",
+        "delete",
+        "recipe report",
+    ];
+    let mut index = SearchIndex::new(&catalogs);
+    index.add_snippets(&snippets);
+    let search_time = median_of(50, || {
+        for q in queries {
+            std::hint::black_box(index.search(q));
+        }
+    }) / queries.len() as u32;
+    let cold_search = median_of(20, || {
+        std::hint::black_box(search(queries[0], &catalogs, &snippets));
+    });
+
+    // 10,000 stored executions (every 100th paused), each with 10 calls.
+    let dir = std::env::temp_dir().join(format!("codemode-scale-{}", uuid::Uuid::new_v4()));
+    let db = dir.join("codemode.db");
+    let worker = std::env::var_os("CODEMODE_WORKER")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
+    let options = RuntimeOptions {
+        worker: Some(worker),
+        keep_warm: true,
+        max_executions: 100_000,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::open(&db, options, vec![Arc::new(Echo)])
+        .await
+        .expect("runtime");
+    let filling = Instant::now();
+    for i in 0..10_000 {
+        let code = if i % 100 == 0 {
+            "async () => { for (let i = 0; i < 9; i++) await kb.echo({ i, text: 'some text ' + i }); await kb.write({ n: 1 }); }"
+        } else {
+            "async () => { for (let i = 0; i < 10; i++) await kb.echo({ i, text: 'some text ' + i }); return 'done'; }"
+        };
+        runtime.execute(code).await.expect("execute");
+        if i == 999 {
+            let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0)
+                + std::fs::metadata(dir.join("codemode.db-wal"))
+                    .map(|m| m.len())
+                    .unwrap_or(0);
+            println!(
+                "database size after 1,000 executions of 10 calls: {:.2} MiB",
+                size as f64 / (1 << 20) as f64
+            );
+        }
+    }
+    let fill = filling.elapsed();
+    let executions = median_of(30, || {
+        std::hint::black_box(runtime.executions(Some(50)).expect("executions"));
+    });
+    let pending = median_of(30, || {
+        std::hint::black_box(runtime.pending(None).expect("pending"));
+    });
+    let page = median_of(30, || {
+        std::hint::black_box(
+            runtime
+                .list_executions(&ExecutionQuery {
+                    limit: Some(100),
+                    ..Default::default()
+                })
+                .expect("page"),
+        );
+    });
+    let text = median_of(10, || {
+        std::hint::black_box(
+            runtime
+                .list_executions(&ExecutionQuery {
+                    text: Some("kb.write".into()),
+                    limit: Some(100),
+                    ..Default::default()
+                })
+                .expect("search"),
+        );
+    });
+    println!(
+        "filled 10,000 executions of 10 calls in {:.1} s ({:.2} ms each)",
+        fill.as_secs_f64(),
+        fill.as_secs_f64() * 1e3 / 10_000.0
+    );
+    println!("{:<58} {:>12} {:>8}", "measure", "median", "target");
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "search, 2,000 methods + 500 snippets (per query)",
+        ms(search_time),
+        "≤ 2 ms"
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "executions(50) of 10,000 (with logs)",
+        ms(executions),
+        "≤ 5 ms"
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "pending() with 100 paused of 10,000",
+        ms(pending),
+        "≤ 5 ms"
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "search building its index on the spot (one query)",
+        ms(cold_search),
+        ""
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "list_executions, first page of 100",
+        ms(page),
+        ""
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "list_executions, text \"kb.write\", page of 100",
+        ms(text),
+        ""
+    );
+    let report = json!({"searchMs": search_time.as_secs_f64() * 1e3, "executions50Ms": executions.as_secs_f64() * 1e3,
+        "pendingMs": pending.as_secs_f64() * 1e3, "listPageMs": page.as_secs_f64() * 1e3, "listTextMs": text.as_secs_f64() * 1e3});
+    let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
+    if std::fs::create_dir_all(&out).is_ok() {
+        let _ = std::fs::write(out.join("scale.json"), report.to_string());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
