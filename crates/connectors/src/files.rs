@@ -1,0 +1,571 @@
+//! The built-in `files` connector: a workspace folder whose writes can be undone. Every path resolves beneath
+//! the root (cap-std: `..`, absolute paths and symlinks that leave the root are refused on each operation, so a
+//! swap between check and use cannot escape). What a revert needs — the previous bytes or their absence, and a
+//! hash of what we wrote — is kept per `(execution id, seq)` in the state folder, which also makes a repeated
+//! call (a re-execution after a crash) return its first result instead of applying twice.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use codemode::{BoxFuture, CallContext, Connector, ToolDescriptor};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+/// The methods that change the workspace, approval-gated unless configured otherwise.
+pub const WRITE_METHODS: [&str; 3] = ["write_file", "delete_file", "move_file"];
+
+/// A workspace folder as a connector.
+pub struct FilesConnector {
+    name: String,
+    root: PathBuf,
+    state: PathBuf,
+    approval: Vec<String>,
+}
+
+impl FilesConnector {
+    /// `root` is the workspace (created owner-only if missing); `state` holds what reverts need.
+    /// `approval` lists the gated methods; `None` gates the three writes.
+    pub fn new(
+        name: &str,
+        root: &Path,
+        state: &Path,
+        approval: Option<Vec<String>>,
+    ) -> std::io::Result<Self> {
+        create_private_dir(root)?;
+        create_private_dir(state)?;
+        Ok(FilesConnector {
+            name: name.to_owned(),
+            root: root.to_owned(),
+            state: state.to_owned(),
+            approval: approval
+                .unwrap_or_else(|| WRITE_METHODS.iter().map(|m| (*m).to_owned()).collect()),
+        })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn dir(&self) -> Result<Dir, String> {
+        Dir::open_ambient_dir(&self.root, ambient_authority()).map_err(|e| {
+            format!(
+                "the workspace {} cannot be opened: {e}",
+                self.root.display()
+            )
+        })
+    }
+
+    fn record_path(&self, ctx: &CallContext) -> PathBuf {
+        let id: String = ctx
+            .execution_id
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+            .collect();
+        self.state.join(id).join(format!("{}.json", ctx.seq))
+    }
+
+    fn load_record(&self, ctx: &CallContext) -> Option<UndoRecord> {
+        let text = std::fs::read_to_string(self.record_path(ctx)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn save_record(&self, ctx: &CallContext, record: &UndoRecord) -> Result<(), String> {
+        let path = self.record_path(ctx);
+        if let Some(folder) = path.parent() {
+            create_private_dir(folder).map_err(|e| format!("cannot keep undo data: {e}"))?;
+        }
+        let text = serde_json::to_vec(record).map_err(|e| e.to_string())?;
+        let temporary = path.with_extension("tmp");
+        std::fs::write(&temporary, text)
+            .and_then(|()| std::fs::rename(&temporary, &path))
+            .map_err(|e| format!("cannot keep undo data: {e}"))
+    }
+
+    fn run(&self, method: &str, args: Value, ctx: &CallContext) -> Result<Value, String> {
+        match method {
+            "read_file" => self.read_file(parse(method, args)?),
+            "list_dir" => self.list_dir(parse(method, args)?),
+            "stat" => self.stat(parse(method, args)?),
+            "write_file" | "delete_file" | "move_file" => {
+                // A call repeated with the same (execution, seq) returns what it returned the first time.
+                // A record without a result was written just before a crash: it holds the true previous
+                // content, which a fresh snapshot (possibly of our own write) would not.
+                let prior = self.load_record(ctx);
+                if let Some(result) = prior.as_ref().and_then(|r| r.result.clone()) {
+                    return Ok(result);
+                }
+                let dir = self.dir()?;
+                let (record, result) = match method {
+                    "write_file" => self.write_file(&dir, parse(method, args)?, prior, ctx)?,
+                    "delete_file" => self.delete_file(&dir, parse(method, args)?, prior, ctx)?,
+                    _ => self.move_file(&dir, parse(method, args)?, prior, ctx)?,
+                };
+                let record = UndoRecord {
+                    result: Some(result.clone()),
+                    ..record
+                };
+                self.save_record(ctx, &record)?;
+                Ok(result)
+            }
+            other => Err(format!("Tool \"{other}\" not found on {}", self.name)),
+        }
+    }
+
+    fn read_file(&self, args: ReadArgs) -> Result<Value, String> {
+        let bytes = self
+            .dir()?
+            .read(&args.path)
+            .map_err(|e| io_error(&args.path, e))?;
+        let content = encode(&args.path, &bytes, args.encoding)?;
+        Ok(json!({"path": args.path, "content": content, "size": bytes.len()}))
+    }
+
+    fn write_file(
+        &self,
+        dir: &Dir,
+        args: WriteArgs,
+        prior: Option<UndoRecord>,
+        ctx: &CallContext,
+    ) -> Result<(UndoRecord, Value), String> {
+        let bytes = decode(&args.content, args.encoding)?;
+        let before = match prior {
+            Some(prior) => prior.before,
+            None => snapshot(dir, &args.path)?,
+        };
+        let record = UndoRecord {
+            method: "write_file".into(),
+            path: args.path.clone(),
+            before,
+            after: Some(hash(&bytes)),
+            ..UndoRecord::default()
+        };
+        self.save_record(ctx, &record)?;
+        dir.write(&args.path, &bytes)
+            .map_err(|e| io_error(&args.path, e))?;
+        let created = record.before.is_none();
+        Ok((
+            record,
+            json!({"path": args.path, "size": bytes.len(), "created": created}),
+        ))
+    }
+
+    fn delete_file(
+        &self,
+        dir: &Dir,
+        args: PathArgs,
+        prior: Option<UndoRecord>,
+        ctx: &CallContext,
+    ) -> Result<(UndoRecord, Value), String> {
+        let before = match prior {
+            Some(prior) => prior.before,
+            None => snapshot(dir, &args.path)?,
+        };
+        let deleted = before.is_some();
+        let record = UndoRecord {
+            method: "delete_file".into(),
+            path: args.path.clone(),
+            before,
+            after: None,
+            ..UndoRecord::default()
+        };
+        self.save_record(ctx, &record)?;
+        if deleted {
+            match dir.remove_file(&args.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => return Err(io_error(&args.path, e)),
+            }
+        }
+        Ok((record, json!({"path": args.path, "deleted": deleted})))
+    }
+
+    fn move_file(
+        &self,
+        dir: &Dir,
+        args: MoveArgs,
+        prior: Option<UndoRecord>,
+        ctx: &CallContext,
+    ) -> Result<(UndoRecord, Value), String> {
+        let record = match prior {
+            Some(prior) => prior,
+            None => {
+                let moved = snapshot(dir, &args.from)?
+                    .ok_or_else(|| format!("{}: no such file", args.from))?;
+                let replaced = snapshot(dir, &args.to)?;
+                if replaced.is_some() && !args.overwrite {
+                    return Err(format!(
+                        "{}: already exists (pass overwrite: true to replace it)",
+                        args.to
+                    ));
+                }
+                UndoRecord {
+                    method: "move_file".into(),
+                    path: args.from.clone(),
+                    to: Some(args.to.clone()),
+                    after: Some(hash(&BASE64.decode(&moved).unwrap_or_default())),
+                    before: replaced,
+                    ..UndoRecord::default()
+                }
+            }
+        };
+        self.save_record(ctx, &record)?;
+        // After a crash the move may already have happened: the source is gone and the destination holds it.
+        let already = snapshot(dir, &args.from)?.is_none()
+            && snapshot(dir, &args.to)?.map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
+                == record.after;
+        if !already {
+            dir.rename(&args.from, dir, &args.to)
+                .map_err(|e| io_error(&args.from, e))?;
+        }
+        Ok((record, json!({"from": args.from, "to": args.to})))
+    }
+
+    fn list_dir(&self, args: ListArgs) -> Result<Value, String> {
+        let path = args.path.unwrap_or_else(|| ".".to_owned());
+        let dir = self.dir()?;
+        let mut entries = Vec::new();
+        for entry in dir.read_dir(&path).map_err(|e| io_error(&path, e))? {
+            let entry = entry.map_err(|e| io_error(&path, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let metadata = entry.metadata().map_err(|e| io_error(&name, e))?;
+            let kind = file_type(entry.file_type().map_err(|e| io_error(&name, e))?);
+            let size = if kind == "file" { metadata.len() } else { 0 };
+            entries.push(json!({"name": name, "type": kind, "size": size}));
+        }
+        entries.sort_by(|a, b| a["name"].as_str().cmp(&b["name"].as_str()));
+        Ok(json!({"path": path, "entries": entries}))
+    }
+
+    fn stat(&self, args: PathArgs) -> Result<Value, String> {
+        let metadata = self
+            .dir()?
+            .symlink_metadata(&args.path)
+            .map_err(|e| io_error(&args.path, e))?;
+        let modified = metadata
+            .modified()
+            .ok()
+            .and_then(|m| m.into_std().duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis() as u64);
+        let kind = file_type(metadata.file_type());
+        Ok(json!({"path": args.path, "type": kind, "size": metadata.len(), "modifiedMs": modified}))
+    }
+
+    fn revert_call(&self, method: &str, ctx: &CallContext) -> Result<bool, String> {
+        if !WRITE_METHODS.contains(&method) {
+            return Ok(false);
+        }
+        let Some(record) = self.load_record(ctx) else {
+            return Err("nothing was recorded for this call, so it cannot be undone".to_owned());
+        };
+        if record.reverted {
+            return Ok(true);
+        }
+        let dir = self.dir()?;
+        match record.method.as_str() {
+            "write_file" | "delete_file" => {
+                let current = snapshot(&dir, &record.path)?;
+                if current
+                    .as_deref()
+                    .map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
+                    != record.after
+                {
+                    return Err(format!(
+                        "{} changed since this call; the current content is kept",
+                        record.path
+                    ));
+                }
+                restore(&dir, &record.path, record.before.as_deref())?;
+            }
+            _ => {
+                let to = record.to.clone().unwrap_or_default();
+                let current = snapshot(&dir, &to)?;
+                if current
+                    .as_deref()
+                    .map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
+                    != record.after
+                {
+                    return Err(format!("{to} changed since it was moved there; it is kept"));
+                }
+                if snapshot(&dir, &record.path)?.is_some() {
+                    return Err(format!(
+                        "{} exists again since the move; it is kept",
+                        record.path
+                    ));
+                }
+                dir.rename(&to, &dir, &record.path)
+                    .map_err(|e| io_error(&to, e))?;
+                restore(&dir, &to, record.before.as_deref())?;
+            }
+        }
+        self.save_record(
+            ctx,
+            &UndoRecord {
+                reverted: true,
+                ..record
+            },
+        )?;
+        Ok(true)
+    }
+}
+
+/// What undoing one call needs.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct UndoRecord {
+    method: String,
+    /// The written or deleted file; for a move, its source.
+    path: String,
+    /// For a move, its destination.
+    #[serde(default)]
+    to: Option<String>,
+    /// The previous content (base64) of the file the call replaced, or `None` when there was none.
+    before: Option<String>,
+    /// SHA-256 of what the call left in place (`None`: it left nothing).
+    after: Option<String>,
+    /// What the call returned, so a repeat returns it again.
+    #[serde(default)]
+    result: Option<Value>,
+    #[serde(default)]
+    reverted: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Encoding {
+    Utf8,
+    Base64,
+}
+
+#[derive(Deserialize)]
+struct ReadArgs {
+    path: String,
+    #[serde(default)]
+    encoding: Option<Encoding>,
+}
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+    #[serde(default)]
+    encoding: Option<Encoding>,
+}
+
+#[derive(Deserialize)]
+struct PathArgs {
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct MoveArgs {
+    from: String,
+    to: String,
+    #[serde(default)]
+    overwrite: bool,
+}
+
+#[derive(Deserialize)]
+struct ListArgs {
+    #[serde(default)]
+    path: Option<String>,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(method: &str, args: Value) -> Result<T, String> {
+    serde_json::from_value(args).map_err(|e| format!("files.{method}: invalid arguments: {e}"))
+}
+
+fn encode(path: &str, bytes: &[u8], encoding: Option<Encoding>) -> Result<String, String> {
+    match encoding {
+        Some(Encoding::Base64) => Ok(BASE64.encode(bytes)),
+        _ => String::from_utf8(bytes.to_vec())
+            .map_err(|_| format!("{path} is not valid UTF-8; read it with encoding: \"base64\"")),
+    }
+}
+
+fn decode(content: &str, encoding: Option<Encoding>) -> Result<Vec<u8>, String> {
+    match encoding {
+        Some(Encoding::Base64) => BASE64
+            .decode(content.as_bytes())
+            .map_err(|e| format!("content is not valid base64: {e}")),
+        _ => Ok(content.as_bytes().to_vec()),
+    }
+}
+
+/// The file's bytes (base64) if it exists as a regular file, `None` if it does not exist.
+fn snapshot(dir: &Dir, path: &str) -> Result<Option<String>, String> {
+    match dir.read(path) {
+        Ok(bytes) => Ok(Some(BASE64.encode(bytes))),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_error(path, e)),
+    }
+}
+
+fn restore(dir: &Dir, path: &str, before: Option<&str>) -> Result<(), String> {
+    match before {
+        Some(content) => {
+            let bytes = BASE64.decode(content).map_err(|e| e.to_string())?;
+            dir.write(path, bytes).map_err(|e| io_error(path, e))
+        }
+        None => match dir.remove_file(path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_error(path, e)),
+        },
+    }
+}
+
+fn hash(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn file_type(kind: cap_std::fs::FileType) -> &'static str {
+    if kind.is_symlink() {
+        "symlink"
+    } else if kind.is_dir() {
+        "dir"
+    } else {
+        "file"
+    }
+}
+
+/// An I/O failure in words a model can act on; an escape attempt says so.
+fn io_error(path: &str, error: std::io::Error) -> String {
+    match error.kind() {
+        ErrorKind::NotFound => format!("{path}: no such file or directory"),
+        ErrorKind::PermissionDenied if error.to_string().contains("outside") => {
+            format!("{path}: refused, the path leads outside the workspace")
+        }
+        _ if error.to_string().contains("outside") => {
+            format!("{path}: refused, the path leads outside the workspace")
+        }
+        _ => format!("{path}: {error}"),
+    }
+}
+
+fn create_private_dir(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if path.is_dir() {
+        return Ok(());
+    }
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+}
+
+fn descriptor(
+    name: &str,
+    description: &str,
+    schema: Value,
+    gated: bool,
+    revertible: bool,
+) -> ToolDescriptor {
+    ToolDescriptor {
+        name: name.to_owned(),
+        description: Some(description.to_owned()),
+        input_schema: Some(schema),
+        requires_approval: gated,
+        revertible,
+        ..ToolDescriptor::default()
+    }
+}
+
+impl Connector for FilesConnector {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn instructions(&self) -> Option<String> {
+        Some("A workspace folder. Paths are relative to its root; writes can be undone.".to_owned())
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        let gated = |m: &str| self.approval.iter().any(|a| a == m || a == "*");
+        let encoding = json!({"type": "string", "enum": ["utf8", "base64"], "description": "utf8 (default) or base64 for binary content"});
+        let tools = vec![
+            descriptor(
+                "read_file",
+                "Read a file from the workspace",
+                json!({"type": "object", "properties": {"path": {"type": "string", "description": "Path relative to the workspace root"}, "encoding": encoding}, "required": ["path"]}),
+                gated("read_file"),
+                false,
+            ),
+            descriptor(
+                "write_file",
+                "Create or replace a file in the workspace",
+                json!({"type": "object", "properties": {"path": {"type": "string", "description": "Path relative to the workspace root"}, "content": {"type": "string"}, "encoding": encoding}, "required": ["path", "content"]}),
+                gated("write_file"),
+                true,
+            ),
+            descriptor(
+                "delete_file",
+                "Delete a file from the workspace",
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+                gated("delete_file"),
+                true,
+            ),
+            descriptor(
+                "move_file",
+                "Move or rename a file within the workspace",
+                json!({"type": "object", "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "overwrite": {"type": "boolean", "description": "Replace an existing destination (default false)"}}, "required": ["from", "to"]}),
+                gated("move_file"),
+                true,
+            ),
+            descriptor(
+                "list_dir",
+                "List a directory of the workspace",
+                json!({"type": "object", "properties": {"path": {"type": "string", "description": "Defaults to the root"}}}),
+                gated("list_dir"),
+                false,
+            ),
+            descriptor(
+                "stat",
+                "Type, size and modification time of a path",
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+                gated("stat"),
+                false,
+            ),
+        ];
+        Box::pin(async move { Ok(tools) })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move {
+            self.run(method, args.unwrap_or(Value::Null), &ctx)
+                .map(Some)
+        })
+    }
+
+    fn revert<'a>(
+        &'a self,
+        method: &'a str,
+        _args: Option<Value>,
+        _result: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move { self.revert_call(method, &ctx) })
+    }
+
+    fn forget_execution<'a>(&'a self, execution_id: &'a str) -> BoxFuture<'a, ()> {
+        Box::pin(async move {
+            let ctx = CallContext {
+                execution_id: execution_id.to_owned(),
+                seq: 0,
+            };
+            if let Some(folder) = self.record_path(&ctx).parent() {
+                let _ = std::fs::remove_dir_all(folder);
+            }
+        })
+    }
+}
