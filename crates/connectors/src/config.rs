@@ -1,0 +1,588 @@
+//! `connectors.json`: runtime settings and connectors, the one source of truth shared by the app, the CLI and
+//! `codemode mcp` (SPEC §4). Errors name the file, line and column; values from `env` and `headers` are secrets
+//! and never appear in an error or a debug print.
+
+use codemode::names::{check_connector_name, sanitize_tool_name};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The configuration file's name in the data directory.
+pub const FILE_NAME: &str = "connectors.json";
+
+/// The file written on first run: the `files` workspace, nothing else.
+pub const DEFAULT_CONFIG: &str = r#"{
+  "runtime": {
+    "name": "default",
+    "maxExecutions": 50,
+    "timeoutMs": 60000,
+    "memoryLimitMb": 512,
+    "pausedTtl": "24h",
+    "expirySweepMinutes": 10
+  },
+  "connectors": {
+    "files": { "type": "files", "root": "workspace" }
+  },
+  "mcpServers": {}
+}
+"#;
+
+/// The whole file, resolved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub runtime: RuntimeSettings,
+    /// In file order: `connectors` first, then `mcpServers`.
+    pub connectors: Vec<ConnectorConfig>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuntimeSettings {
+    pub name: String,
+    pub max_executions: usize,
+    pub timeout: Duration,
+    pub memory_limit_mb: u64,
+    pub paused_ttl: Duration,
+    pub expiry_sweep: Duration,
+}
+
+impl Default for RuntimeSettings {
+    fn default() -> Self {
+        RuntimeSettings {
+            name: "default".to_owned(),
+            max_executions: 50,
+            timeout: Duration::from_secs(60),
+            memory_limit_mb: 512,
+            paused_ttl: Duration::from_secs(24 * 3600),
+            expiry_sweep: Duration::from_secs(600),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConnectorConfig {
+    /// The sandbox global (the key, sanitised like a tool name).
+    pub name: String,
+    /// The key as written.
+    pub key: String,
+    pub kind: ConnectorKind,
+    pub approval: Approval,
+    /// Methods whose calls run again on replay (`replay: "reexecute"`).
+    pub reexecute: Vec<String>,
+    pub hidden: Vec<String>,
+    pub hint: Option<String>,
+    pub call_timeout: Duration,
+    pub revert_timeout: Duration,
+    /// Method (as written) → the call that undoes it.
+    pub revert: BTreeMap<String, RevertTemplate>,
+}
+
+#[derive(Clone, PartialEq)]
+pub enum ConnectorKind {
+    Files {
+        root: PathBuf,
+    },
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Secrets stay out of logs: `env` and `headers` show their names only.
+impl std::fmt::Debug for ConnectorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectorKind::Files { root } => f.debug_struct("Files").field("root", root).finish(),
+            ConnectorKind::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field(
+                    "env",
+                    &env.keys().map(|k| format!("{k}=…")).collect::<Vec<_>>(),
+                )
+                .field("cwd", cwd)
+                .finish(),
+            ConnectorKind::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field(
+                    "headers",
+                    &headers
+                        .keys()
+                        .map(|k| format!("{k}: …"))
+                        .collect::<Vec<_>>(),
+                )
+                .finish(),
+        }
+    }
+}
+
+/// Which methods need a person's approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    /// No `approval` key: `files` gates its writes, an MCP connector gates nothing.
+    Default,
+    All,
+    Methods(Vec<String>),
+}
+
+impl Approval {
+    /// Whether `method` (original or sanitised name) needs approval, given the connector's defaults.
+    pub fn requires(&self, original: &str, sanitised: &str, default_gated: &[&str]) -> bool {
+        match self {
+            Approval::Default => {
+                default_gated.contains(&original) || default_gated.contains(&sanitised)
+            }
+            Approval::All => true,
+            Approval::Methods(methods) => methods.iter().any(|m| m == original || m == sanitised),
+        }
+    }
+}
+
+/// The call that undoes another: a method and an args tree with `{{args.x}}` / `{{result.y}}` templates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RevertTemplate {
+    pub method: String,
+    pub args: Value,
+}
+
+/// A configuration that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{file}:{line}:{column}: {message}")]
+pub struct ConfigError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+/// Reads `<data dir>/connectors.json`, creating it (owner-only) with the default when it is missing.
+pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
+    let path = data_dir.join(FILE_NAME);
+    let io_error = |message: String| ConfigError {
+        file: path.display().to_string(),
+        line: 0,
+        column: 0,
+        message,
+    };
+    if !path.exists() {
+        create_private(&path, DEFAULT_CONFIG)
+            .map_err(|e| io_error(format!("cannot create it: {e}")))?;
+    }
+    let text =
+        std::fs::read_to_string(&path).map_err(|e| io_error(format!("cannot read it: {e}")))?;
+    parse(&text, &path, data_dir)
+}
+
+fn create_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    if let Some(folder) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(folder)?;
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(text.as_bytes())
+}
+
+/// The file as written, before defaults and resolution.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    #[serde(default)]
+    runtime: Option<RawRuntime>,
+    #[serde(default)]
+    connectors: Option<Map<String, Value>>,
+    #[serde(default, rename = "mcpServers")]
+    mcp_servers: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawRuntime {
+    name: Option<String>,
+    max_executions: Option<usize>,
+    timeout_ms: Option<u64>,
+    memory_limit_mb: Option<u64>,
+    paused_ttl: Option<Value>,
+    expiry_sweep_minutes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawConnector {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    root: Option<String>,
+    command: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    /// Checked by hand so that a wrong value is never echoed.
+    env: Option<Value>,
+    cwd: Option<String>,
+    url: Option<String>,
+    headers: Option<Value>,
+    approval: Option<Value>,
+    #[serde(default)]
+    reexecute: Vec<String>,
+    #[serde(default)]
+    hidden: Vec<String>,
+    hint: Option<String>,
+    call_timeout_ms: Option<u64>,
+    revert_timeout_ms: Option<u64>,
+    #[serde(default)]
+    revert: BTreeMap<String, RawRevert>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRevert {
+    method: String,
+    #[serde(default = "empty_object")]
+    args: Value,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Map::new())
+}
+
+/// Parses a configuration; `path` names it in errors and `data_dir` anchors relative paths.
+pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigError> {
+    let file = path.display().to_string();
+    let at = |needle: &str, message: String| {
+        let (line, column) = locate(text, needle);
+        ConfigError {
+            file: file.clone(),
+            line,
+            column,
+            message,
+        }
+    };
+    let raw: RawFile = serde_json::from_str(text).map_err(|e| ConfigError {
+        file: file.clone(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    })?;
+    let defaults = RuntimeSettings::default();
+    let runtime = match raw.runtime {
+        None => defaults,
+        Some(r) => RuntimeSettings {
+            name: r.name.unwrap_or(defaults.name),
+            max_executions: r.max_executions.unwrap_or(defaults.max_executions),
+            timeout: r.timeout_ms.map_or(defaults.timeout, Duration::from_millis),
+            memory_limit_mb: r.memory_limit_mb.unwrap_or(defaults.memory_limit_mb),
+            paused_ttl: match r.paused_ttl {
+                None => defaults.paused_ttl,
+                Some(value) => parse_age(&value).ok_or_else(|| {
+                    at(
+                        "\"pausedTtl\"",
+                        "pausedTtl must be a duration such as \"0s\", \"90m\", \"24h\" or \"7d\""
+                            .to_owned(),
+                    )
+                })?,
+            },
+            expiry_sweep: r
+                .expiry_sweep_minutes
+                .map_or(defaults.expiry_sweep, |m| Duration::from_secs(m * 60)),
+        },
+    };
+    let mut connectors: Vec<ConnectorConfig> = Vec::new();
+    let sections = [
+        ("connectors", raw.connectors),
+        ("mcpServers", raw.mcp_servers),
+    ];
+    for (section, entries) in sections {
+        for (key, value) in entries.into_iter().flatten() {
+            let needle = format!("\"{key}\"");
+            let entry: RawConnector = serde_json::from_value(value).map_err(|e| {
+                at(
+                    &needle,
+                    format!("{section}.{key}: {}", strip_position(&e.to_string())),
+                )
+            })?;
+            let name = sanitize_tool_name(&key);
+            check_connector_name(&name).map_err(|message| at(&needle, message))?;
+            if let Some(other) = connectors.iter().find(|c| c.name == name) {
+                return Err(at(
+                    &needle,
+                    format!(
+                        "Connectors \"{}\" and \"{key}\" both map to \"{name}\"; rename one of them",
+                        other.key
+                    ),
+                ));
+            }
+            let kind =
+                connector_kind(section, &key, &entry, data_dir).map_err(|m| at(&needle, m))?;
+            let approval = match &entry.approval {
+                None => Approval::Default,
+                Some(Value::String(all)) if all == "*" => Approval::All,
+                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                    Approval::Methods(
+                        items
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    )
+                }
+                Some(_) => {
+                    return Err(at(
+                        &needle,
+                        format!("{key}.approval must be a list of method names or \"*\""),
+                    ));
+                }
+            };
+            connectors.push(ConnectorConfig {
+                name,
+                key: key.clone(),
+                kind,
+                approval,
+                reexecute: entry.reexecute,
+                hidden: entry.hidden,
+                hint: entry.hint,
+                call_timeout: Duration::from_millis(entry.call_timeout_ms.unwrap_or(30_000)),
+                revert_timeout: Duration::from_millis(entry.revert_timeout_ms.unwrap_or(30_000)),
+                revert: entry
+                    .revert
+                    .into_iter()
+                    .map(|(method, r)| {
+                        (
+                            method,
+                            RevertTemplate {
+                                method: r.method,
+                                args: r.args,
+                            },
+                        )
+                    })
+                    .collect(),
+            });
+        }
+    }
+    Ok(Config {
+        runtime,
+        connectors,
+    })
+}
+
+fn connector_kind(
+    section: &str,
+    key: &str,
+    entry: &RawConnector,
+    data_dir: &Path,
+) -> Result<ConnectorKind, String> {
+    let kind = match (
+        entry.kind.as_deref(),
+        &entry.command,
+        &entry.url,
+        &entry.root,
+    ) {
+        (Some("files"), ..) => "files",
+        (Some("mcp" | "stdio"), Some(_), _, _) | (None, Some(_), None, _) => "stdio",
+        (Some("mcp" | "http" | "streamable-http" | "sse"), None, Some(_), _)
+        | (None, None, Some(_), _) => "http",
+        (None, None, None, Some(_)) if section == "connectors" => "files",
+        (Some(other), ..)
+            if !matches!(other, "mcp" | "stdio" | "http" | "streamable-http" | "sse") =>
+        {
+            return Err(format!(
+                "{key}: unknown type \"{other}\" (use \"files\" or \"mcp\")"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "{key}: an MCP connector needs a \"command\" or a \"url\""
+            ));
+        }
+    };
+    match kind {
+        "files" => {
+            let root = entry
+                .root
+                .as_deref()
+                .ok_or_else(|| format!("{key}: a files connector needs a \"root\""))?;
+            Ok(ConnectorKind::Files {
+                root: resolve_path(root, data_dir),
+            })
+        }
+        "stdio" => Ok(ConnectorKind::Stdio {
+            command: entry.command.clone().unwrap_or_default(),
+            args: entry.args.clone(),
+            env: secrets(key, "env", entry.env.as_ref())?,
+            cwd: entry.cwd.as_deref().map(|c| resolve_path(c, data_dir)),
+        }),
+        _ => Ok(ConnectorKind::Http {
+            url: entry.url.clone().unwrap_or_default(),
+            headers: secrets(key, "headers", entry.headers.as_ref())?,
+        }),
+    }
+}
+
+/// A map of strings whose values must never be shown, even when they are of the wrong type.
+fn secrets(
+    key: &str,
+    field: &str,
+    value: Option<&Value>,
+) -> Result<BTreeMap<String, String>, String> {
+    let Some(value) = value else {
+        return Ok(BTreeMap::new());
+    };
+    let Value::Object(map) = value else {
+        return Err(format!("{key}.{field} must be an object of strings"));
+    };
+    map.iter()
+        .map(|(name, v)| match v {
+            Value::String(s) => Ok((name.clone(), s.clone())),
+            _ => Err(format!("{key}.{field}.{name} must be a string")),
+        })
+        .collect()
+}
+
+/// `~` is the home directory; relative paths are relative to the data directory.
+pub fn resolve_path(path: &str, data_dir: &Path) -> PathBuf {
+    if path == "~" || path.starts_with("~/") {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        return home.join(path.trim_start_matches('~').trim_start_matches('/'));
+    }
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_owned()
+    } else {
+        data_dir.join(path)
+    }
+}
+
+/// `0s`, `90m`, `24h`, `7d`, `500ms`, or a number of milliseconds.
+pub fn parse_age(value: &Value) -> Option<Duration> {
+    match value {
+        Value::Number(n) => n.as_u64().map(Duration::from_millis),
+        Value::String(text) => parse_age_text(text),
+        _ => None,
+    }
+}
+
+pub fn parse_age_text(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = text.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let millis = match unit {
+        "ms" => n,
+        "s" => n.checked_mul(1_000)?,
+        "m" => n.checked_mul(60_000)?,
+        "h" => n.checked_mul(3_600_000)?,
+        "d" => n.checked_mul(86_400_000)?,
+        _ => return None,
+    };
+    Some(Duration::from_millis(millis))
+}
+
+/// serde's messages end with " at line L column C"; the position is reported separately.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// The 1-based line and column of the first occurrence of `needle` (1:1 when absent).
+fn locate(text: &str, needle: &str) -> (usize, usize) {
+    let Some(offset) = text.find(needle) else {
+        return (1, 1);
+    };
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Renders a revert template: a string that is exactly one `{{path}}` becomes that value with its JSON type; a
+/// template inside a longer string interpolates as text; a missing path is an error naming it.
+pub fn render_template(template: &Value, args: &Value, result: &Value) -> Result<Value, String> {
+    match template {
+        Value::String(text) => render_string(text, args, result),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| render_template(i, args, result))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Value::Array),
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| render_template(v, args, result).map(|v| (k.clone(), v)))
+            .collect::<Result<Map<_, _>, _>>()
+            .map(Value::Object),
+        other => Ok(other.clone()),
+    }
+}
+
+fn render_string(text: &str, args: &Value, result: &Value) -> Result<Value, String> {
+    let trimmed = text.trim();
+    if let Some(inner) = trimmed
+        .strip_prefix("{{")
+        .and_then(|t| t.strip_suffix("}}"))
+        && !inner.contains("{{")
+        && !inner.contains("}}")
+    {
+        return lookup(inner.trim(), args, result).cloned();
+    }
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        let Some(end) = rest[start..].find("}}") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let value = lookup(rest[start + 2..start + end].trim(), args, result)?;
+        match value {
+            Value::String(s) => out.push_str(s),
+            other => out.push_str(&other.to_string()),
+        }
+        rest = &rest[start + end + 2..];
+    }
+    out.push_str(rest);
+    Ok(Value::String(out))
+}
+
+fn lookup<'a>(path: &str, args: &'a Value, result: &'a Value) -> Result<&'a Value, String> {
+    let mut parts = path.split('.');
+    let mut current = match parts.next() {
+        Some("args") => args,
+        Some("result") => result,
+        _ => {
+            return Err(format!(
+                "revert template {{{{{path}}}}} must start with args. or result."
+            ));
+        }
+    };
+    for part in parts {
+        let next = match current {
+            Value::Object(map) => map.get(part),
+            Value::Array(items) => part.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        };
+        current =
+            next.ok_or_else(|| format!("revert template {{{{{path}}}}}: no value at \"{part}\""))?;
+    }
+    Ok(current)
+}
