@@ -53,6 +53,18 @@ pub trait Connector: Send + Sync + 'static {
     /// The connector's methods, in order.
     fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>>;
 
+    /// `true` when the methods are known only once something has started (an MCP server): the runtime then
+    /// asks [`tools`](Self::tools) on first use rather than when it opens, and a failure is the error of the
+    /// call (or search) that needed them instead of a configuration error.
+    fn lazy(&self) -> bool {
+        false
+    }
+
+    /// Changes whenever the methods may have changed (a restarted server), so the runtime asks again.
+    fn tools_generation(&self) -> u64 {
+        0
+    }
+
     fn execute<'a>(
         &'a self,
         method: &'a str,

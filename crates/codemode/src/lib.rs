@@ -25,7 +25,9 @@ pub use model::{
     Actor, EntryState, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
     ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
 };
-pub use runtime::{Clock, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult};
+pub use runtime::{
+    Clock, ConnectorListing, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult,
+};
 
 /// The connector name under which `codemode.step` entries are recorded.
 pub const STEP_CONNECTOR: &str = "__step";

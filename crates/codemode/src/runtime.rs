@@ -20,7 +20,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::runtime::Handle;
 
@@ -93,23 +93,75 @@ pub enum RuntimeError {
     Interrupted(String),
 }
 
-/// A connector with its methods, described once when the runtime opens.
+/// A connector and, once known, its methods.
 struct Registered {
     connector: Arc<dyn Connector>,
+    loaded: Mutex<Option<Arc<Methods>>>,
+}
+
+/// What a connector offers at one tools generation.
+struct Methods {
+    generation: u64,
     instructions: Option<String>,
     /// In the connector's order (discovery lists them so).
     tools: Vec<ToolDescriptor>,
 }
 
-impl Registered {
+impl Methods {
     fn tool(&self, name: &str) -> Option<&ToolDescriptor> {
         self.tools.iter().find(|t| t.name == name)
     }
 }
 
+impl Registered {
+    /// The connector's methods: asked once per tools generation, so a restarted server is asked again.
+    async fn methods(&self) -> Result<Arc<Methods>, String> {
+        let generation = self.connector.tools_generation();
+        if let Some(methods) = lock(&self.loaded)
+            .as_ref()
+            .filter(|m| m.generation == generation)
+        {
+            return Ok(methods.clone());
+        }
+        let tools = self.connector.tools().await?;
+        for tool in &tools {
+            if tool.requires_approval && tool.replay == Replay::Reexecute {
+                return Err(format!(
+                    "Connector \"{}\" tool \"{}\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed.",
+                    self.connector.name(),
+                    tool.name
+                ));
+            }
+        }
+        let methods = Arc::new(Methods {
+            generation: self.connector.tools_generation(),
+            instructions: self.connector.instructions(),
+            tools,
+        });
+        *lock(&self.loaded) = Some(methods.clone());
+        Ok(methods)
+    }
+}
+
+/// A poisoned lock only means another thread panicked while holding it; the cached value is still usable.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// One connector as listings show it: its methods, or why they could not be had.
+#[derive(Debug, Clone)]
+pub struct ConnectorListing {
+    pub name: String,
+    pub instructions: Option<String>,
+    pub methods: Vec<ToolDescriptor>,
+    pub error: Option<String>,
+}
+
 struct Inner {
-    /// The search index of connector methods, built on first use.
-    methods: std::sync::OnceLock<SearchIndex>,
+    /// The search index of connector methods and the tools generations it was built from.
+    methods: Mutex<Option<(Vec<u64>, Arc<SearchIndex>)>>,
     options: RuntimeOptions,
     store: Store,
     executor: Executor,
@@ -121,26 +173,47 @@ impl Inner {
         self.connectors.iter().find(|c| c.connector.name() == name)
     }
 
-    /// Methods come from an index built once; snippets are read (and indexed) per query, as they change.
-    fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
-        let methods = self
-            .methods
-            .get_or_init(|| SearchIndex::new(&self.catalogs()));
-        let mut snippets = SearchIndex::default();
-        snippets.add_snippets(&self.store.snippets(None)?);
-        Ok(discovery::search_indexes(&[methods, &snippets], query))
+    /// Every connector's methods; connectors whose methods cannot be had (a server that does not start) are
+    /// left out of discovery rather than failing it.
+    async fn loaded(&self) -> Vec<(&Registered, Result<Arc<Methods>, String>)> {
+        let mut loaded = Vec::with_capacity(self.connectors.len());
+        for registered in &self.connectors {
+            loaded.push((registered, registered.methods().await));
+        }
+        loaded
     }
 
-    /// What discovery may show: visible methods of every connector.
-    fn catalogs(&self) -> Vec<Catalog<'_>> {
-        self.connectors
+    /// Methods come from an index built once per tools generation; snippets are read (and indexed) per query,
+    /// as they change.
+    async fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
+        let loaded = self.loaded().await;
+        let generations: Option<Vec<u64>> = loaded
             .iter()
-            .map(|c| Catalog {
-                name: c.connector.name(),
-                instructions: c.instructions.as_deref(),
-                tools: c.tools.iter().filter(|t| !t.hidden).collect(),
-            })
-            .collect()
+            .map(|(_, m)| m.as_ref().ok().map(|m| m.generation))
+            .collect();
+        let cached = lock(&self.methods)
+            .as_ref()
+            .filter(|(key, _)| Some(key) == generations.as_ref())
+            .map(|(_, index)| index.clone());
+        let methods = match cached {
+            Some(index) => index,
+            None => {
+                let index = Arc::new(SearchIndex::new(&catalogs(&loaded)));
+                if let Some(generations) = generations {
+                    *lock(&self.methods) = Some((generations, index.clone()));
+                }
+                index
+            }
+        };
+        let mut snippets = SearchIndex::default();
+        snippets.add_snippets(&self.store.snippets(None)?);
+        Ok(discovery::search_indexes(&[&methods, &snippets], query))
+    }
+
+    async fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
+        let snippets = self.store.snippets(None)?;
+        let loaded = self.loaded().await;
+        Ok(discovery::describe(target, &catalogs(&loaded), &snippets))
     }
 
     fn names(&self) -> Vec<String> {
@@ -153,6 +226,21 @@ impl Inner {
     fn now(&self) -> i64 {
         self.options.clock.now_ms()
     }
+}
+
+/// What discovery may show: visible methods of every connector whose methods are known.
+fn catalogs<'a>(loaded: &'a [(&'a Registered, Result<Arc<Methods>, String>)]) -> Vec<Catalog<'a>> {
+    loaded
+        .iter()
+        .filter_map(|(registered, methods)| {
+            let methods = methods.as_ref().ok()?;
+            Some(Catalog {
+                name: registered.connector.name(),
+                instructions: methods.instructions.as_deref(),
+                tools: methods.tools.iter().filter(|t| !t.hidden).collect(),
+            })
+        })
+        .collect()
 }
 
 /// The durable Code Mode runtime over one database file.
@@ -184,25 +272,14 @@ impl Runtime {
             .map_err(RuntimeError::Configuration)?;
         let mut registered = Vec::with_capacity(connectors.len());
         for connector in connectors {
-            let tools = connector
-                .tools()
-                .await
-                .map_err(RuntimeError::Configuration)?;
-            for tool in &tools {
-                if tool.requires_approval && tool.replay == Replay::Reexecute {
-                    return Err(RuntimeError::Configuration(format!(
-                        "Connector \"{}\" tool \"{}\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed.",
-                        connector.name(),
-                        tool.name
-                    )));
-                }
-            }
-            let instructions = connector.instructions();
-            registered.push(Registered {
+            let entry = Registered {
                 connector,
-                instructions,
-                tools,
-            });
+                loaded: Mutex::new(None),
+            };
+            if !entry.connector.lazy() {
+                entry.methods().await.map_err(RuntimeError::Configuration)?;
+            }
+            registered.push(entry);
         }
         let store = Store::open(db_path, &options.name)?;
         let executor = Executor::new(ExecutorOptions {
@@ -213,7 +290,7 @@ impl Runtime {
         });
         Ok(Runtime {
             inner: Arc::new(Inner {
-                methods: std::sync::OnceLock::new(),
+                methods: Mutex::new(None),
                 options,
                 store,
                 executor,
@@ -496,18 +573,40 @@ impl Runtime {
     }
 
     /// Ranked search over connector methods and snippets (reference §8.3).
-    pub fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
-        self.inner.search(query)
+    pub async fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
+        self.inner.search(query).await
     }
 
     /// A snippet, connector or method with its TypeScript declarations (reference §8.4).
-    pub fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
-        let snippets = self.inner.store.snippets(None)?;
-        Ok(discovery::describe(
-            target,
-            &self.inner.catalogs(),
-            &snippets,
-        ))
+    pub async fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
+        self.inner.describe(target).await
+    }
+
+    /// Every connector with its methods (hidden ones included, flagged) or the reason they are unavailable;
+    /// asking starts servers that have not started yet.
+    pub async fn connectors(&self) -> Vec<ConnectorListing> {
+        self.inner
+            .loaded()
+            .await
+            .into_iter()
+            .map(|(registered, methods)| {
+                let name = registered.connector.name().to_owned();
+                match methods {
+                    Ok(methods) => ConnectorListing {
+                        name,
+                        instructions: methods.instructions.clone(),
+                        methods: methods.tools.clone(),
+                        error: None,
+                    },
+                    Err(error) => ConnectorListing {
+                        name,
+                        instructions: None,
+                        methods: Vec::new(),
+                        error: Some(error),
+                    },
+                }
+            })
+            .collect()
     }
 
     /// The model-facing description of the `codemode` tool, with optional per-connector hints.
@@ -709,7 +808,11 @@ impl PassHost for RuntimeHost {
             .args
             .as_deref()
             .and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
-        let tool = registered.tool(&call.method).filter(|t| !t.hidden);
+        let methods = match self.handle.block_on(registered.methods()) {
+            Ok(methods) => methods,
+            Err(message) => return CallAnswer::Error(message),
+        };
+        let tool = methods.tool(&call.method).filter(|t| !t.hidden);
         let requires_approval = tool.is_some_and(|t| t.requires_approval);
         let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
         let decision = store.decide(
@@ -799,19 +902,17 @@ impl PassHost for RuntimeHost {
         }
     }
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
-        self.inner
-            .search(query)
+        self.handle
+            .block_on(self.inner.search(query))
             .map(|output| raw(&output))
             .map_err(|e| e.to_string())
     }
 
     fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String> {
-        let snippets = self.inner.store.snippets(None).map_err(|e| e.to_string())?;
-        Ok(raw(&discovery::describe(
-            target,
-            &self.inner.catalogs(),
-            &snippets,
-        )))
+        self.handle
+            .block_on(self.inner.describe(target))
+            .map(|output| raw(&output))
+            .map_err(|e| e.to_string())
     }
 
     fn snippet(&mut self, name: &str) -> SnippetAnswer {

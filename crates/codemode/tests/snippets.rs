@@ -218,10 +218,10 @@ async fn programs_discover_methods_and_snippets_from_inside_the_sandbox() {
         "discovery is not sequenced or logged"
     );
     assert_eq!(
-        runtime.search("create item").unwrap().results[0].path,
+        runtime.search("create item").await.unwrap().results[0].path,
         "items.create_item"
     );
-    assert_eq!(runtime.describe("items").unwrap().kind, "connector");
+    assert_eq!(runtime.describe("items").await.unwrap().kind, "connector");
     let hints =
         std::collections::HashMap::from([("items".to_owned(), "manage the item store".to_owned())]);
     assert!(
