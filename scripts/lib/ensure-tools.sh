@@ -32,3 +32,30 @@ ensure_rust() {
     fi
   done
 }
+
+# The MCP servers and clients the tests run against, pinned: npm packages into .test-deps/node_modules, the
+# official Python MCP SDK into .test-deps/venv. Reinstalled only when the pins change.
+TEST_NPM_PACKAGES="@modelcontextprotocol/server-memory@2026.8.31 @modelcontextprotocol/server-filesystem@2026.8.31"
+TEST_PIP_PACKAGES="mcp==2.3.0"
+
+ensure_test_deps() {
+  local deps="$PWD/.test-deps"
+  command -v node >/dev/null 2>&1 || apt_install nodejs npm
+  command -v npm >/dev/null 2>&1 || apt_install npm
+  command -v python3 >/dev/null 2>&1 || apt_install python3
+  mkdir -p "$deps"
+  if [ "$(cat "$deps/npm.pins" 2>/dev/null)" != "$TEST_NPM_PACKAGES" ]; then
+    echo "== installing $TEST_NPM_PACKAGES"
+    # shellcheck disable=SC2086
+    npm install --prefix "$deps" --no-audit --no-fund --no-save --silent $TEST_NPM_PACKAGES
+    echo "$TEST_NPM_PACKAGES" > "$deps/npm.pins"
+  fi
+  if [ "$(cat "$deps/pip.pins" 2>/dev/null)" != "$TEST_PIP_PACKAGES" ]; then
+    echo "== installing $TEST_PIP_PACKAGES"
+    python3 -m venv "$deps/venv" 2>/dev/null || { apt_install python3-venv; python3 -m venv "$deps/venv"; }
+    # shellcheck disable=SC2086
+    "$deps/venv/bin/pip" install --quiet --disable-pip-version-check $TEST_PIP_PACKAGES
+    echo "$TEST_PIP_PACKAGES" > "$deps/pip.pins"
+  fi
+  export CODEMODE_TEST_DEPS="$deps"
+}

@@ -1,41 +1,61 @@
-//! Connectors for the Codemode runtime: the built-in reversible `files` workspace and the `connectors.json`
-//! configuration (MCP servers follow).
+//! Connectors for the Codemode runtime: existing MCP servers, the built-in reversible `files` workspace, and the
+//! `connectors.json` configuration that declares them.
 
 pub mod config;
 pub mod files;
+pub mod mcp;
 
 pub use files::FilesConnector;
+pub use mcp::McpConnector;
 
 use codemode::Connector;
 use config::{Approval, Config, ConnectorKind};
 use std::path::Path;
 use std::sync::Arc;
 
-/// The `files` connectors a configuration declares, ready to register. What their reverts need is kept under
-/// `<data dir>/state/<connector>`.
-pub fn files_connectors(
-    config: &Config,
-    data_dir: &Path,
-) -> Result<Vec<Arc<dyn Connector>>, String> {
-    let mut built: Vec<Arc<dyn Connector>> = Vec::new();
-    for entry in &config.connectors {
-        let ConnectorKind::Files { root } = &entry.kind else {
-            continue;
-        };
-        let approval = match &entry.approval {
-            Approval::Default => None,
-            Approval::All => Some(vec!["*".to_owned()]),
-            Approval::Methods(methods) => Some(methods.clone()),
-        };
-        let state = data_dir.join("state").join(&entry.name);
-        let connector = FilesConnector::new(&entry.name, root, &state, approval).map_err(|e| {
-            format!(
-                "connector \"{}\": the workspace {} cannot be used: {e}",
-                entry.key,
-                root.display()
-            )
-        })?;
-        built.push(Arc::new(connector));
+/// The connectors a configuration declares, in the file's order, ready to register; MCP servers are kept
+/// apart too, for their status and for stopping them with the host.
+#[derive(Clone, Default)]
+pub struct Connectors {
+    pub all: Vec<Arc<dyn Connector>>,
+    pub servers: Vec<Arc<McpConnector>>,
+}
+
+impl Connectors {
+    /// Builds every connector. What `files` reverts need is kept under `<data dir>/state/<connector>`; MCP
+    /// servers do not start until first used.
+    pub fn build(config: &Config, data_dir: &Path) -> Result<Self, String> {
+        let mut built = Connectors::default();
+        for entry in &config.connectors {
+            if let ConnectorKind::Files { root } = &entry.kind {
+                let approval = match &entry.approval {
+                    Approval::Default => None,
+                    Approval::All => Some(vec!["*".to_owned()]),
+                    Approval::Methods(methods) => Some(methods.clone()),
+                };
+                let state = data_dir.join("state").join(&entry.name);
+                let connector =
+                    FilesConnector::new(&entry.name, root, &state, approval).map_err(|e| {
+                        format!(
+                            "connector \"{}\": the workspace {} cannot be used: {e}",
+                            entry.key,
+                            root.display()
+                        )
+                    })?;
+                built.all.push(Arc::new(connector));
+            } else if let Some(server) = McpConnector::from_config(entry) {
+                let server = Arc::new(server);
+                built.all.push(server.clone());
+                built.servers.push(server);
+            }
+        }
+        Ok(built)
     }
-    Ok(built)
+
+    /// Stops every MCP server that runs; call it before the host exits.
+    pub async fn shutdown(&self) {
+        for server in &self.servers {
+            server.shutdown().await;
+        }
+    }
 }

@@ -288,7 +288,7 @@ fn arbitrary_bytes_are_an_error_never_a_panic() {
 }
 
 #[tokio::test]
-async fn files_entries_become_connectors_with_their_approval_policy() {
+async fn entries_become_connectors_in_file_order_with_their_approval_policy() {
     let dir = data_dir();
     let config = parse(
         r#"{"connectors": {"files": {"type": "files", "root": "workspace"}, "open": {"type": "files", "root": "open", "approval": []}, "strict": {"type": "files", "root": "strict", "approval": "*"}}, "mcpServers": {"m": {"command": "x"}}}"#,
@@ -296,9 +296,15 @@ async fn files_entries_become_connectors_with_their_approval_policy() {
         &dir,
     )
     .unwrap();
-    let built = connectors::files_connectors(&config, &dir).unwrap();
-    let names: Vec<&str> = built.iter().map(|c| c.name()).collect();
-    assert_eq!(names, vec!["files", "open", "strict"]);
+    let built = connectors::Connectors::build(&config, &dir).unwrap();
+    let names: Vec<&str> = built.all.iter().map(|c| c.name()).collect();
+    assert_eq!(names, vec!["files", "open", "strict", "m"]);
+    assert_eq!(
+        built.servers.len(),
+        1,
+        "the MCP entry is built, not started"
+    );
+    let built = built.all;
     let gated = |i: usize| {
         let c = built[i].clone();
         async move {

@@ -4,8 +4,11 @@
 use codemode::{Actor, CallContext, Connector, Runtime, RuntimeOptions};
 use connectors::FilesConnector;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
+
+mod support;
+use support::worker;
 
 struct Place {
     root: PathBuf,
@@ -48,21 +51,6 @@ async fn call(
         .execute(method, Some(args), ctx(seq))
         .await
         .map(|v| v.unwrap_or(Value::Null))
-}
-
-/// The sandbox worker sits beside the test binaries once the workspace is built; build it if it is not.
-fn worker() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.parent().and_then(Path::parent).unwrap().to_owned();
-    let worker = target.join("codemode-worker");
-    if !worker.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
 }
 
 async fn runtime(place: &Place) -> Runtime {

@@ -1,0 +1,601 @@
+//! MCP servers as connectors: every tool of a server becomes a method, with approval, replay and revert decided
+//! per tool in `connectors.json` (SPEC §4, reference §11.1). Servers start on first use, are restarted after
+//! they die or hang, and their tool lists are cached per start.
+
+use crate::config::{Approval, ConnectorConfig, ConnectorKind, RevertTemplate, render_template};
+use codemode::names::sanitize_tool_name;
+use codemode::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    Implementation,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// How many lines of a server's stderr are kept to explain why it failed.
+const STDERR_LINES: usize = 20;
+/// Longer stderr lines are cut: the tail of a failure is what explains it.
+const STDERR_LINE_CHARS: usize = 400;
+
+/// Where a server runs.
+#[derive(Clone)]
+pub enum Endpoint {
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP server.
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// Per-tool policy from `connectors.json`; every list accepts the original or the sanitised tool name.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    pub approval: Option<Approval>,
+    pub reexecute: Vec<String>,
+    pub hidden: Vec<String>,
+    /// Method (as written) → the call that undoes it.
+    pub revert: BTreeMap<String, RevertTemplate>,
+}
+
+impl Policy {
+    fn lists(list: &[String], original: &str, sanitised: &str) -> bool {
+        list.iter()
+            .any(|m| m == original || m == sanitised || sanitize_tool_name(m) == sanitised)
+    }
+
+    fn revert_for(&self, original: &str, sanitised: &str) -> Option<&RevertTemplate> {
+        self.revert
+            .iter()
+            .find(|(m, _)| *m == original || *m == sanitised || sanitize_tool_name(m) == sanitised)
+            .map(|(_, template)| template)
+    }
+}
+
+/// What the app shows about a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerState {
+    NotStarted,
+    Running { pid: Option<u32>, tools: usize },
+    Failed { error: String },
+}
+
+/// An MCP server as a connector.
+pub struct McpConnector {
+    name: String,
+    endpoint: Endpoint,
+    policy: Policy,
+    call_timeout: Duration,
+    revert_timeout: Duration,
+    /// The running server; a tokio lock so that one start is awaited by every caller that needs it.
+    session: tokio::sync::Mutex<Option<Arc<Session>>>,
+    /// Bumped on every start, so the runtime asks for the tools again.
+    generation: AtomicU64,
+    state: Mutex<ServerState>,
+    /// Values of `env` and `headers`, removed from every message.
+    secrets: Vec<String>,
+}
+
+/// One start of a server.
+struct Session {
+    generation: u64,
+    service: RunningService<RoleClient, ClientConfig>,
+    pid: Option<u32>,
+    methods: Vec<Method>,
+    /// Sanitised names that collide; reported on use, as the reference throws when it builds the methods.
+    collision: Option<String>,
+    instructions: Option<String>,
+    stderr: Arc<Mutex<VecDeque<String>>>,
+}
+
+struct Method {
+    original: String,
+    descriptor: ToolDescriptor,
+}
+
+impl Session {
+    fn original(&self, method: &str) -> Option<&str> {
+        self.methods
+            .iter()
+            .find(|m| m.descriptor.name == method || m.original == method)
+            .map(|m| m.original.as_str())
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl McpConnector {
+    pub fn new(
+        name: &str,
+        endpoint: Endpoint,
+        policy: Policy,
+        call_timeout: Duration,
+        revert_timeout: Duration,
+    ) -> Self {
+        let secrets: Vec<String> = match &endpoint {
+            Endpoint::Stdio { env, .. } => env.values().cloned().collect(),
+            Endpoint::Http { headers, .. } => headers
+                .values()
+                .flat_map(|v| {
+                    // `Bearer <token>`: the token alone may also be echoed back.
+                    let mut parts = vec![v.clone()];
+                    parts.extend(v.split_whitespace().skip(1).map(str::to_owned));
+                    parts
+                })
+                .collect(),
+        };
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 4).collect();
+        // Longest first, so a secret that contains another is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        McpConnector {
+            name: name.to_owned(),
+            endpoint,
+            policy,
+            call_timeout,
+            revert_timeout,
+            session: tokio::sync::Mutex::new(None),
+            generation: AtomicU64::new(0),
+            state: Mutex::new(ServerState::NotStarted),
+            secrets,
+        }
+    }
+
+    /// The MCP connector a `connectors.json` entry describes; `None` for other kinds.
+    pub fn from_config(entry: &ConnectorConfig) -> Option<Self> {
+        let endpoint = match &entry.kind {
+            ConnectorKind::Files { .. } => return None,
+            ConnectorKind::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => Endpoint::Stdio {
+                command: command.clone(),
+                args: args.clone(),
+                env: env.clone(),
+                cwd: cwd.clone(),
+            },
+            ConnectorKind::Http { url, headers } => Endpoint::Http {
+                url: url.clone(),
+                headers: headers.clone(),
+            },
+        };
+        let policy = Policy {
+            approval: match &entry.approval {
+                Approval::Default => None,
+                other => Some(other.clone()),
+            },
+            reexecute: entry.reexecute.clone(),
+            hidden: entry.hidden.clone(),
+            revert: entry.revert.clone(),
+        };
+        Some(McpConnector::new(
+            &entry.name,
+            endpoint,
+            policy,
+            entry.call_timeout,
+            entry.revert_timeout,
+        ))
+    }
+
+    /// Whether the server is running, and if not, why.
+    pub fn state(&self) -> ServerState {
+        lock(&self.state).clone()
+    }
+
+    /// Stops the server, if it runs; the next call starts it again.
+    pub async fn shutdown(&self) {
+        let session = self.session.lock().await.take();
+        if let Some(session) = session {
+            *lock(&self.state) = ServerState::NotStarted;
+            stop(session).await;
+        }
+    }
+
+    fn redact(&self, message: String) -> String {
+        self.secrets.iter().fold(message, |text, secret| {
+            text.replace(secret.as_str(), "[redacted]")
+        })
+    }
+
+    /// The running server, started (or restarted) when there is none.
+    async fn session(&self) -> Result<Arc<Session>, String> {
+        let mut current = self.session.lock().await;
+        if let Some(session) = current.as_ref()
+            && !session.service.is_closed()
+        {
+            return Ok(session.clone());
+        }
+        if let Some(dead) = current.take() {
+            stop(dead).await;
+        }
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        let started = tokio::time::timeout(self.call_timeout, self.start(generation)).await;
+        let result = match started {
+            Ok(Ok(session)) => Ok(Arc::new(session)),
+            Ok(Err(reason)) => Err(format!(
+                "MCP server \"{}\" failed to start: {reason}",
+                self.name
+            )),
+            Err(_) => Err(format!(
+                "MCP server \"{}\" did not start within {} ms",
+                self.name,
+                self.call_timeout.as_millis()
+            )),
+        };
+        match result {
+            Ok(session) => {
+                *lock(&self.state) = ServerState::Running {
+                    pid: session.pid,
+                    tools: session.methods.len(),
+                };
+                *current = Some(session.clone());
+                Ok(session)
+            }
+            Err(message) => {
+                let message = self.redact(message);
+                *lock(&self.state) = ServerState::Failed {
+                    error: message.clone(),
+                };
+                Err(message)
+            }
+        }
+    }
+
+    /// Forgets a session that died or hung, unless it was already replaced.
+    async fn discard(&self, session: &Arc<Session>, why: String) {
+        let mut current = self.session.lock().await;
+        if current
+            .as_ref()
+            .is_some_and(|s| s.generation == session.generation)
+            && let Some(old) = current.take()
+        {
+            *lock(&self.state) = ServerState::Failed { error: why };
+            drop(current);
+            stop(old).await;
+        }
+    }
+
+    async fn start(&self, generation: u64) -> Result<Session, String> {
+        let client = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("codemode-console", env!("CARGO_PKG_VERSION")),
+        );
+        let stderr = Arc::new(Mutex::new(VecDeque::new()));
+        let (service, pid) = match &self.endpoint {
+            Endpoint::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).envs(env).kill_on_drop(true);
+                if let Some(cwd) = cwd {
+                    cmd.current_dir(cwd);
+                }
+                let mut wrapped = process_wrap::tokio::CommandWrap::from(cmd);
+                // Its own process group, so that stopping it also stops what it started (`npx` → `node`).
+                wrapped.wrap(process_wrap::tokio::ProcessGroup::leader());
+                let (transport, child_stderr) =
+                    rmcp::transport::TokioChildProcess::builder(wrapped)
+                        .stderr(std::process::Stdio::piped())
+                        .spawn()
+                        .map_err(|e| format!("cannot run \"{command}\": {e}"))?;
+                let pid = transport.id();
+                if let Some(child_stderr) = child_stderr {
+                    tokio::spawn(keep_tail(child_stderr, stderr.clone()));
+                }
+                match client.serve(transport).await {
+                    Ok(service) => (service, pid),
+                    Err(e) => {
+                        // Give the reader a moment to collect the dying server's last words.
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        return Err(with_tail(e.to_string(), &stderr));
+                    }
+                }
+            }
+            Endpoint::Http { url, headers } => {
+                let transport = http_transport(url, headers)?;
+                let service = client.serve(transport).await.map_err(|e| e.to_string())?;
+                (service, None)
+            }
+        };
+        let tools = match service.peer().list_all_tools().await {
+            Ok(tools) => tools,
+            Err(e) => {
+                let message = with_tail(format!("listing its tools failed: {e}"), &stderr);
+                let _ = service.cancel().await;
+                return Err(message);
+            }
+        };
+        let instructions = service
+            .peer_info()
+            .and_then(|info| info.instructions.clone())
+            .filter(|i| !i.trim().is_empty());
+        let mut methods: Vec<Method> = Vec::with_capacity(tools.len());
+        let mut collision = None;
+        for tool in tools {
+            let original = tool.name.to_string();
+            let sanitised = sanitize_tool_name(&original);
+            if let Some(other) = methods.iter().find(|m| m.descriptor.name == sanitised) {
+                collision.get_or_insert(format!(
+                    "MCP tools \"{}\" and \"{original}\" on {} both map to \"{sanitised}\". Override toolName() to disambiguate.",
+                    other.original, self.name
+                ));
+                continue;
+            }
+            let policy = &self.policy;
+            let requires_approval = match &policy.approval {
+                None => false,
+                Some(approval) => approval.requires(&original, &sanitised, &[]),
+            };
+            let descriptor = ToolDescriptor {
+                name: sanitised.clone(),
+                description: tool.description.as_deref().map(str::to_owned),
+                input_schema: Some(Value::Object((*tool.input_schema).clone())),
+                output_schema: tool
+                    .output_schema
+                    .as_deref()
+                    .map(|s| Value::Object(s.clone())),
+                requires_approval,
+                replay: if Policy::lists(&policy.reexecute, &original, &sanitised) {
+                    Replay::Reexecute
+                } else {
+                    Replay::Log
+                },
+                hidden: Policy::lists(&policy.hidden, &original, &sanitised),
+                revertible: policy.revert_for(&original, &sanitised).is_some(),
+            };
+            methods.push(Method {
+                original,
+                descriptor,
+            });
+        }
+        Ok(Session {
+            generation,
+            service,
+            pid,
+            methods,
+            collision,
+            instructions,
+            stderr,
+        })
+    }
+
+    /// One `tools/call`, unwrapped as the reference does; `what` names the call in messages.
+    async fn call(
+        &self,
+        method: &str,
+        args: Option<Value>,
+        limit: Duration,
+    ) -> Result<Option<Value>, String> {
+        let session = self.session().await?;
+        if let Some(collision) = &session.collision {
+            return Err(collision.clone());
+        }
+        let Some(original) = session.original(method) else {
+            return Err(format!("Tool \"{method}\" not found on {}", self.name));
+        };
+        let mut params = CallToolRequestParams::new(original.to_owned());
+        match args {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(map)) => params = params.with_arguments(map),
+            Some(_) => {
+                return Err(format!(
+                    "Arguments to {}.{method} must be an object",
+                    self.name
+                ));
+            }
+        }
+        let answer =
+            tokio::time::timeout(limit, session.service.peer().call_tool_once(params)).await;
+        match answer {
+            Err(_) => {
+                let message = format!(
+                    "MCP server \"{}\" did not answer {}.{method} within {} ms; it is stopped and will be restarted on the next call",
+                    self.name,
+                    self.name,
+                    limit.as_millis()
+                );
+                self.discard(&session, message.clone()).await;
+                Err(message)
+            }
+            Ok(Err(ServiceError::McpError(error))) => Err(self.redact(error.message.to_string())),
+            Ok(Err(error)) => {
+                let message = self.redact(with_tail(
+                    format!(
+                        "MCP server \"{}\" stopped during {}.{method} ({error}); it will be restarted on the next call",
+                        self.name, self.name
+                    ),
+                    &session.stderr,
+                ));
+                self.discard(&session, message.clone()).await;
+                Err(message)
+            }
+            Ok(Ok(CallToolResponse::Complete(result))) => {
+                unwrap_result(result).map_err(|e| self.redact(e))
+            }
+            Ok(Ok(CallToolResponse::InputRequired(_))) => Err(format!(
+                "MCP server \"{}\" asked for more input during {}.{method}, which codemode does not support",
+                self.name, self.name
+            )),
+            Ok(Ok(_)) => Err(format!(
+                "MCP server \"{}\" answered {}.{method} with a task, which codemode does not support",
+                self.name, self.name
+            )),
+        }
+    }
+}
+
+/// Reference §11.1: `isError` throws the text; then `structuredContent`; then all-text content (JSON when it
+/// parses); otherwise the whole result.
+pub fn unwrap_result(result: CallToolResult) -> Result<Option<Value>, String> {
+    let texts: Option<Vec<&str>> = result
+        .content
+        .iter()
+        .map(|c| c.as_text().map(|t| t.text.as_str()))
+        .collect();
+    if result.is_error == Some(true) {
+        let text = texts.map(|t| t.join("\n")).unwrap_or_default();
+        return Err(if text.is_empty() {
+            "Tool call failed".to_owned()
+        } else {
+            text
+        });
+    }
+    if let Some(structured) = result.structured_content.as_ref().filter(|s| !s.is_null()) {
+        return Ok(Some(structured.clone()));
+    }
+    if let Some(texts) = texts.filter(|t| !t.is_empty()) {
+        let text = texts.join("\n");
+        return Ok(Some(
+            serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)),
+        ));
+    }
+    let mut whole = serde_json::to_value(&result).map_err(|e| e.to_string())?;
+    if let Value::Object(map) = &mut whole {
+        map.remove("resultType");
+    }
+    Ok(Some(whole))
+}
+
+async fn stop(session: Arc<Session>) {
+    match Arc::try_unwrap(session) {
+        Ok(session) => {
+            let _ = session.service.cancel().await;
+        }
+        // Still in use by a call in flight: cancelling the token closes the transport all the same.
+        Err(shared) => shared.service.cancellation_token().cancel(),
+    }
+}
+
+async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let line: String = line.chars().take(STDERR_LINE_CHARS).collect();
+        let mut tail = lock(&tail);
+        if tail.len() == STDERR_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    }
+}
+
+fn with_tail(message: String, tail: &Mutex<VecDeque<String>>) -> String {
+    let tail = lock(tail);
+    let lines: Vec<&str> = tail
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        message
+    } else {
+        format!("{message}; its stderr ended with: {}", lines.join(" | "))
+    }
+}
+
+fn http_transport(
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<impl rmcp::transport::Transport<RoleClient> + 'static, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let header = http::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
+        let value = http::HeaderValue::from_str(value)
+            .map_err(|_| format!("the value of header \"{name}\" is not valid in HTTP"))?;
+        custom.insert(header, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
+    Ok(rmcp::transport::StreamableHttpClientTransport::from_config(
+        config,
+    ))
+}
+
+impl Connector for McpConnector {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn instructions(&self) -> Option<String> {
+        self.session
+            .try_lock()
+            .ok()
+            .and_then(|s| s.as_ref().and_then(|s| s.instructions.clone()))
+    }
+
+    fn lazy(&self) -> bool {
+        true
+    }
+
+    fn tools_generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async move {
+            let session = self.session().await?;
+            if let Some(collision) = &session.collision {
+                return Err(collision.clone());
+            }
+            Ok(session
+                .methods
+                .iter()
+                .map(|m| m.descriptor.clone())
+                .collect())
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(self.call(method, args, self.call_timeout))
+    }
+
+    fn revert<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        result: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move {
+            let original = {
+                let session = self.session().await?;
+                session.original(method).unwrap_or(method).to_owned()
+            };
+            let Some(template) = self.policy.revert_for(&original, method) else {
+                return Ok(false);
+            };
+            let args = args.unwrap_or(Value::Object(Map::new()));
+            let result = result.unwrap_or(Value::Null);
+            let revert_args = render_template(&template.args, &args, &result)?;
+            self.call(&template.method, Some(revert_args), self.revert_timeout)
+                .await?;
+            Ok(true)
+        })
+    }
+}

@@ -1,0 +1,435 @@
+//! MCP servers as connectors, against servers we did not write: `@modelcontextprotocol/server-memory` and
+//! `@modelcontextprotocol/server-filesystem` from npm, and a misbehaving server on the official Python SDK
+//! (`tests/servers/trouble.py`). Everything goes through `connectors.json`, as a user configures it.
+
+use codemode::{Actor, Runtime, RuntimeOptions};
+use connectors::Connectors;
+use connectors::config;
+use serde_json::{Value, json};
+use std::path::Path;
+
+mod support;
+use support::{npm_server, scratch, trouble_server, worker};
+
+/// A runtime over the connectors a `connectors.json` text declares.
+async fn open(dir: &Path, config_text: &str) -> (Runtime, Connectors) {
+    let parsed = config::parse(config_text, &dir.join("connectors.json"), dir).expect("config");
+    let built = Connectors::build(&parsed, dir).expect("connectors");
+    let options = RuntimeOptions {
+        worker: Some(worker()),
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::open(&dir.join("codemode.db"), options, built.all.clone())
+        .await
+        .expect("runtime");
+    (runtime, built)
+}
+
+fn outcome(o: &codemode::Outcome) -> Value {
+    serde_json::to_value(o).expect("outcome")
+}
+
+fn stdio_entry(server: (String, Vec<String>), extra: Value) -> Value {
+    let mut entry = json!({"command": server.0, "args": server.1});
+    if let (Value::Object(entry), Value::Object(extra)) = (&mut entry, extra) {
+        entry.extend(extra);
+    }
+    entry
+}
+
+fn memory_and_filesystem(dir: &Path) -> String {
+    let docs = dir.join("docs");
+    std::fs::create_dir_all(&docs).unwrap();
+    let mut fs_server = npm_server("@modelcontextprotocol/server-filesystem");
+    fs_server.1.push(docs.display().to_string());
+    json!({
+        "mcpServers": {
+            "memory": stdio_entry(npm_server("@modelcontextprotocol/server-memory"), json!({
+                "env": {"MEMORY_FILE_PATH": dir.join("memory.jsonl").display().to_string()},
+                "approval": ["create_entities"],
+                "revert": {"create_entities": {"method": "delete_entities",
+                           "args": {"entityNames": ["{{args.entities.0.name}}"]}}}
+            })),
+            "docs-fs": stdio_entry(fs_server, json!({}))
+        }
+    })
+    .to_string()
+}
+
+const READ_THEN_REMEMBER: &str = r#"async () => {
+  const read = await docs_fs.read_text_file({ path: DOCS + "/plan.txt" });
+  const text = typeof read === "string" ? read : read.content;
+  await memory.create_entities({ entities: [{ name: "plan", entityType: "document", observations: [text] }] });
+  const graph = await memory.read_graph();
+  return { text, names: graph.entities.map((e) => e.name) };
+}"#;
+
+fn memory_file(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("memory.jsonl")).unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reads_through_one_server_writes_through_another_with_approval_and_rolls_back() {
+    let dir = scratch("mcp-e2e");
+    let (runtime, built) = open(&dir, &memory_and_filesystem(&dir)).await;
+    let docs = dir.join("docs");
+    std::fs::write(docs.join("plan.txt"), "ship on friday").unwrap();
+    let code = READ_THEN_REMEMBER.replace("DOCS", &json!(docs.display().to_string()).to_string());
+
+    let paused = outcome(&runtime.execute(&code).await.unwrap());
+    assert_eq!(paused["status"], "paused", "{paused}");
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let pending = &paused["pending"][0];
+    assert_eq!(
+        (pending["connector"].as_str(), pending["method"].as_str()),
+        (Some("memory"), Some("create_entities"))
+    );
+    assert_eq!(
+        pending["args"]["entities"][0]["observations"][0],
+        "ship on friday"
+    );
+    assert!(
+        !memory_file(&dir).contains("plan"),
+        "nothing is written before approval"
+    );
+
+    // The read was recorded: approval replays it, even though the file changed in between.
+    std::fs::write(docs.join("plan.txt"), "ship on monday").unwrap();
+    let done = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(
+        done["result"],
+        json!({"text": "ship on friday", "names": ["plan"]})
+    );
+    assert!(memory_file(&dir).contains("\"plan\""));
+
+    // Rollback after a restart of everything: the revert template calls delete_entities on a fresh server.
+    built.shutdown().await;
+    drop(runtime);
+    let (runtime, built) = open(&dir, &memory_and_filesystem(&dir)).await;
+    let report = serde_json::to_value(runtime.rollback(&id).await.unwrap()).unwrap();
+    assert_eq!(
+        report["reverted"],
+        json!([{"seq": 1, "connector": "memory", "method": "create_entities"}]),
+        "{report}"
+    );
+    assert_eq!(report["status"], "rolled_back");
+    assert!(
+        !memory_file(&dir).contains("\"plan\""),
+        "{}",
+        memory_file(&dir)
+    );
+    let graph = outcome(
+        &runtime
+            .execute("async () => (await memory.read_graph()).entities.length")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(graph["result"], 0, "{graph}");
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tools_become_methods_with_schemas_in_search_and_describe() {
+    let dir = scratch("mcp-discovery");
+    let (runtime, built) = open(&dir, &memory_and_filesystem(&dir)).await;
+    let listing = runtime.connectors().await;
+    let memory = listing.iter().find(|c| c.name == "memory").unwrap();
+    assert!(memory.error.is_none(), "{:?}", memory.error);
+    let create = memory
+        .methods
+        .iter()
+        .find(|m| m.name == "create_entities")
+        .unwrap();
+    assert!(create.requires_approval && create.revertible);
+    assert!(create.input_schema.is_some());
+    let fs = listing.iter().find(|c| c.name == "docs_fs").unwrap();
+    assert!(fs.methods.iter().any(|m| m.name == "read_text_file"));
+    assert!(fs.methods.iter().all(|m| !m.requires_approval));
+
+    let found = runtime.search("delete entities").await.unwrap();
+    let found = serde_json::to_value(found).unwrap();
+    assert_eq!(
+        found["results"][0]["path"], "memory.delete_entities",
+        "{found}"
+    );
+    let described =
+        serde_json::to_value(runtime.describe("memory.create_entities").await.unwrap()).unwrap();
+    assert!(
+        described.to_string().contains("entityType"),
+        "declarations come from the server's schema: {described}"
+    );
+    built.shutdown().await;
+}
+
+fn trouble(dir: &Path, name: &str, extra_args: &[&str], extra: Value) -> String {
+    let _ = dir;
+    json!({"mcpServers": {name: stdio_entry(trouble_server(extra_args), extra)}}).to_string()
+}
+
+async fn run(runtime: &Runtime, code: &str) -> Value {
+    outcome(&runtime.execute(code).await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn error_results_crashes_and_hangs_are_errors_of_the_call_and_the_server_comes_back() {
+    let dir = scratch("mcp-trouble");
+    let config = trouble(
+        &dir,
+        "t",
+        &[],
+        json!({"callTimeoutMs": 3000, "env": {"TROUBLE_TOKEN": "tok-0123456789"}}),
+    );
+    let (runtime, built) = open(&dir, &config).await;
+
+    let failed = run(
+        &runtime,
+        r#"async () => { try { await t.fail({ message: "boom" }); } catch (e) { return e.message; } }"#,
+    )
+    .await;
+    assert!(
+        failed["result"] == "Error executing tool fail: boom",
+        "{failed}"
+    );
+
+    let crashed = run(
+        &runtime,
+        r#"async () => {
+          const before = (await t.pid()).pid;
+          let error;
+          try { await t.crash(); } catch (e) { error = e.message; }
+          const after = (await t.pid()).pid;
+          return { error, restarted: before !== after };
+        }"#,
+    )
+    .await;
+    let error = crashed["result"]["error"].as_str().unwrap_or_default();
+    assert!(
+        error.starts_with("MCP server \"t\" stopped during t.crash"),
+        "{crashed}"
+    );
+    assert!(
+        error.contains("crashing on purpose"),
+        "the server's last words explain it: {error}"
+    );
+    assert_eq!(crashed["result"]["restarted"], true, "{crashed}");
+
+    let hung = run(
+        &runtime,
+        r#"async () => {
+          let error;
+          try { await t.hang(); } catch (e) { error = e.message; }
+          return { error, echo: await t.echo({ text: "back" }) };
+        }"#,
+    )
+    .await;
+    assert_eq!(
+        hung["result"],
+        json!({"error": "MCP server \"t\" did not answer t.hang within 3000 ms; it is stopped and will be restarted on the next call", "echo": "back"}),
+        "{hung}"
+    );
+
+    let big = run(
+        &runtime,
+        "async () => (await t.huge({ size: 300000 })).length",
+    )
+    .await;
+    assert_eq!(big["result"], 300000, "{big}");
+    let too_big = run(
+        &runtime,
+        "async () => (await t.huge({ size: 3000000 })).length",
+    )
+    .await;
+    assert_eq!(too_big["status"], "error", "{too_big}");
+    assert!(
+        too_big["error"].as_str().unwrap().contains("too large"),
+        "{too_big}"
+    );
+    assert!(!too_big.to_string().contains("tok-0123456789"));
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_server_that_cannot_start_fails_the_call_naming_the_connector_without_its_secrets() {
+    let dir = scratch("mcp-start");
+    let config = json!({"mcpServers": {
+        "gone": {"command": "/nonexistent/mcp-server"},
+        "broken": stdio_entry(trouble_server(&["--fail-start"]), json!({"env": {"TROUBLE_TOKEN": "tok-secret-4242"}})),
+        "fine": stdio_entry(trouble_server(&[]), json!({}))
+    }})
+    .to_string();
+    let (runtime, built) = open(&dir, &config).await;
+    let gone = run(&runtime, "async () => gone.anything()").await;
+    assert_eq!(gone["status"], "error");
+    assert!(
+        gone["error"].as_str().unwrap().contains(
+            "MCP server \"gone\" failed to start: cannot run \"/nonexistent/mcp-server\""
+        ),
+        "{gone}"
+    );
+    let broken = run(&runtime, "async () => broken.echo({ text: 'x' })").await;
+    let message = broken["error"].as_str().unwrap();
+    assert!(
+        message.contains("MCP server \"broken\" failed to start")
+            && message.contains("cannot authenticate with token [redacted]"),
+        "{message}"
+    );
+    assert!(!broken.to_string().contains("tok-secret-4242"));
+    // One broken server leaves the others usable, in programs and in search.
+    let fine = run(&runtime, "async () => fine.echo({ text: 'ok' })").await;
+    assert_eq!(fine["result"], "ok", "{fine}");
+    let found = serde_json::to_value(runtime.search("echo").await.unwrap()).unwrap();
+    assert_eq!(found["results"][0]["path"], "fine.echo", "{found}");
+    let listing = runtime.connectors().await;
+    assert!(
+        listing
+            .iter()
+            .find(|c| c.name == "broken")
+            .unwrap()
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("[redacted]")
+    );
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn colliding_names_are_refused_with_the_reference_message() {
+    let dir = scratch("mcp-collide");
+    let (runtime, built) = open(&dir, &trouble(&dir, "t", &["--collide"], json!({}))).await;
+    let collided = run(&runtime, "async () => t.echo({ text: 'x' })").await;
+    assert_eq!(
+        collided["error"],
+        "Code execution failed: MCP tools \"get-item\" and \"get_item\" on t both map to \"get_item\". Override toolName() to disambiguate.",
+        "{collided}"
+    );
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn policy_lists_take_original_or_sanitised_names_and_reverts_use_templates() {
+    let dir = scratch("mcp-policy");
+    let config = trouble(
+        &dir,
+        "t",
+        &[],
+        json!({
+            "approval": ["get-item", "remember"],
+            "hidden": ["forget"],
+            "reexecute": ["pid"],
+            "revert": {
+                "remember": {"method": "forget", "args": {"id": "{{result.id}}"}},
+                "get_item": {"method": "forget", "args": {"id": "{{result.missing.path}}"}}
+            }
+        }),
+    );
+    let (runtime, built) = open(&dir, &config).await;
+    let listing = runtime.connectors().await;
+    let methods = &listing[0].methods;
+    let flags = |name: &str| {
+        let m = methods.iter().find(|m| m.name == name).unwrap();
+        (m.requires_approval, m.hidden, m.revertible, m.replay)
+    };
+    assert_eq!(
+        flags("get_item"),
+        (true, false, true, codemode::Replay::Log)
+    );
+    assert_eq!(flags("forget"), (false, true, false, codemode::Replay::Log));
+    assert_eq!(
+        flags("pid"),
+        (false, false, false, codemode::Replay::Reexecute)
+    );
+
+    let hidden = run(&runtime, "async () => t.forget({ id: '1' })").await;
+    assert_eq!(
+        hidden["error"], "Code execution failed: Tool \"forget\" not found on t",
+        "{hidden}"
+    );
+
+    let paused = run(
+        &runtime,
+        "async () => [await t.get_item({ id: '7' }), await t.remember({ id: '7' })]",
+    )
+    .await;
+    assert_eq!(paused["pending"][0]["method"], "get_item", "{paused}");
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let next = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    assert_eq!(next["pending"][0]["method"], "remember", "{next}");
+    let done = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    assert_eq!(
+        done["result"],
+        json!([{"id": "7", "name": "item 7"}, {"id": "7", "stored": true}])
+    );
+
+    // remember is undone through the hidden forget; get_item's template names a path its result lacks.
+    let report = serde_json::to_value(runtime.rollback(&id).await.unwrap()).unwrap();
+    assert_eq!(
+        report["reverted"],
+        json!([{"seq": 1, "connector": "t", "method": "remember"}]),
+        "{report}"
+    );
+    assert_eq!(
+        report["failed"][0]["error"],
+        "revert template {{result.missing.path}}: no value at \"missing\"",
+        "{report}"
+    );
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_and_reexecute_on_one_tool_is_refused() {
+    let dir = scratch("mcp-conflict");
+    let config = trouble(
+        &dir,
+        "t",
+        &[],
+        json!({"approval": "*", "reexecute": ["echo"]}),
+    );
+    let (runtime, built) = open(&dir, &config).await;
+    let refused = run(&runtime, "async () => t.echo({ text: 'x' })").await;
+    assert_eq!(
+        refused["error"],
+        "Code execution failed: Connector \"t\" tool \"echo\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed.",
+        "{refused}"
+    );
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streamable_http_servers_are_connectors_too() {
+    let dir = scratch("mcp-http");
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (python, mut args) = trouble_server(&["--http", &port.to_string()]);
+    args.insert(0, "-u".into());
+    let mut server = std::process::Command::new(python)
+        .args(&args)
+        .stderr(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let config = json!({"connectors": {"remote": {"type": "mcp", "url": format!("http://127.0.0.1:{port}/mcp"),
+        "headers": {"Authorization": "Bearer http-secret-99"}}}})
+    .to_string();
+    let (runtime, built) = open(&dir, &config).await;
+    let echoed = run(&runtime, "async () => remote.echo({ text: 'over http' })").await;
+    assert_eq!(echoed["result"], "over http", "{echoed}");
+
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let down = run(&runtime, "async () => remote.echo({ text: 'again' })").await;
+    assert_eq!(down["status"], "error", "{down}");
+    let message = down["error"].as_str().unwrap();
+    assert!(message.contains("\"remote\""), "{message}");
+    assert!(!message.contains("http-secret-99"));
+    built.shutdown().await;
+}
