@@ -132,18 +132,20 @@ impl FilesConnector {
         ctx: &CallContext,
     ) -> Result<(UndoRecord, Value), String> {
         let bytes = decode(&args.content, args.encoding)?;
-        let before = match prior {
-            Some(prior) => prior.before,
-            None => snapshot(dir, &args.path)?,
+        let (before, created_dirs) = match prior {
+            Some(prior) => (prior.before, prior.created_dirs),
+            None => (snapshot(dir, &args.path)?, missing_parents(dir, &args.path)),
         };
         let record = UndoRecord {
             method: "write_file".into(),
             path: args.path.clone(),
             before,
             after: Some(hash(&bytes)),
+            created_dirs,
             ..UndoRecord::default()
         };
         self.save_record(ctx, &record)?;
+        create_parents(dir, &args.path)?;
         dir.write(&args.path, &bytes)
             .map_err(|e| io_error(&args.path, e))?;
         let created = record.before.is_none();
@@ -208,6 +210,7 @@ impl FilesConnector {
                     to: Some(args.to.clone()),
                     after: Some(hash(&BASE64.decode(&moved).unwrap_or_default())),
                     before: replaced,
+                    created_dirs: missing_parents(dir, &args.to),
                     ..UndoRecord::default()
                 }
             }
@@ -218,6 +221,7 @@ impl FilesConnector {
             && snapshot(dir, &args.to)?.map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
                 == record.after;
         if !already {
+            create_parents(dir, &args.to)?;
             dir.rename(&args.from, dir, &args.to)
                 .map_err(|e| io_error(&args.from, e))?;
         }
@@ -301,6 +305,10 @@ impl FilesConnector {
                 restore(&dir, &to, record.before.as_deref())?;
             }
         }
+        // Folders the call created go too, deepest first, unless something else was put in them since.
+        for folder in record.created_dirs.iter().rev() {
+            let _ = dir.remove_dir(folder);
+        }
         self.save_record(
             ctx,
             &UndoRecord {
@@ -325,6 +333,9 @@ struct UndoRecord {
     before: Option<String>,
     /// SHA-256 of what the call left in place (`None`: it left nothing).
     after: Option<String>,
+    /// Folders the call created for its file, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    created_dirs: Vec<String>,
     /// What the call returned, so a repeat returns it again.
     #[serde(default)]
     result: Option<Value>,
@@ -417,6 +428,31 @@ fn restore(dir: &Dir, path: &str, before: Option<&str>) -> Result<(), String> {
     }
 }
 
+/// The folders above `path` that do not exist yet, outermost first.
+fn missing_parents(dir: &Dir, path: &str) -> Vec<String> {
+    let Some(parent) = Path::new(path).parent() else {
+        return Vec::new();
+    };
+    let mut prefix = PathBuf::new();
+    let mut missing = Vec::new();
+    for component in parent.components() {
+        prefix.push(component);
+        if !dir.exists(&prefix) {
+            missing.push(prefix.display().to_string());
+        }
+    }
+    missing
+}
+
+fn create_parents(dir: &Dir, path: &str) -> Result<(), String> {
+    match Path::new(path).parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => dir
+            .create_dir_all(parent)
+            .map_err(|e| io_error(&parent.display().to_string(), e)),
+        _ => Ok(()),
+    }
+}
+
 fn hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -498,7 +534,7 @@ impl Connector for FilesConnector {
             ),
             descriptor(
                 "write_file",
-                "Create or replace a file in the workspace",
+                "Create or replace a file in the workspace (missing folders are created)",
                 json!({"type": "object", "properties": {"path": {"type": "string", "description": "Path relative to the workspace root"}, "content": {"type": "string"}, "encoding": encoding}, "required": ["path", "content"]}),
                 gated("write_file"),
                 true,

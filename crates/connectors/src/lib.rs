@@ -3,9 +3,11 @@
 
 pub mod config;
 pub mod files;
+pub mod home;
 pub mod mcp;
 
 pub use files::FilesConnector;
+pub use home::{Home, HomeOptions};
 pub use mcp::McpConnector;
 
 use codemode::Connector;

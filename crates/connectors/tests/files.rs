@@ -411,3 +411,27 @@ async fn a_file_edited_since_our_write_is_kept_and_the_revert_fails_with_changed
     );
     assert!(!place.root.join("x.txt").exists());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_create_missing_folders_and_rollback_removes_them_unless_used_since() {
+    let place = place();
+    std::fs::create_dir_all(&place.root).unwrap();
+    let runtime = runtime(&place).await;
+    let code = r#"async () => {
+      await files.write_file({ path: "notes/2026/plan.txt", content: "plan" });
+      await files.write_file({ path: "drafts/a.txt", content: "a" });
+      await files.move_file({ from: "drafts/a.txt", to: "archive/old/a.txt" });
+      return (await files.read_file({ path: "notes/2026/plan.txt" })).content;
+    }"#;
+    let done = approve_all(&runtime, runtime.execute(code).await.unwrap()).await;
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert!(place.root.join("archive/old/a.txt").exists());
+    // Someone else puts a file in one of the created folders: that folder stays.
+    std::fs::write(place.root.join("notes/mine.txt"), "mine").unwrap();
+    let report = runtime.rollback(done.execution_id()).await.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(!place.root.join("notes/2026").exists());
+    assert!(place.root.join("notes/mine.txt").exists());
+    assert!(!place.root.join("archive").exists());
+    assert!(!place.root.join("drafts").exists());
+}

@@ -1,0 +1,402 @@
+//! What people read: tables and short reports for each command (`--json` prints the values themselves).
+
+use codemode::discovery::SearchOutput;
+use codemode::{
+    ExecutionState, Outcome, PendingAction, Replay, RollbackReport, Snippet, ToolLogEntry,
+};
+use connectors::Home;
+use serde::Serialize;
+use serde_json::Value;
+
+/// A compact one-line JSON, cut to `max` characters.
+fn brief(value: &Value, max: usize) -> String {
+    let text = value.to_string();
+    if text.chars().count() <= max {
+        text
+    } else {
+        let cut: String = text.chars().take(max.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+/// Columns padded to their widest cell.
+fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate() {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        let last = cells.len().saturating_sub(1);
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == last {
+                    c.clone()
+                } else {
+                    format!("{c:<width$}", width = widths[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut out = vec![line(header.iter().map(|h| (*h).to_owned()).collect())];
+    out.extend(rows.iter().map(|r| line(r.clone())));
+    out.join("\n")
+}
+
+fn time(ms: i64) -> String {
+    // UTC, to the second: enough to order and find a run; no time-zone database needed.
+    let secs = ms.div_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+pub fn outcome(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Completed {
+            execution_id,
+            result,
+            logs,
+            ..
+        } => {
+            let mut text = format!("completed  {execution_id}");
+            for line in logs.iter().flatten() {
+                text.push_str(&format!("\nconsole: {line}"));
+            }
+            if let Some(result) = result {
+                text.push_str(&format!("\n{}", pretty(result)));
+            }
+            text
+        }
+        Outcome::Paused {
+            execution_id,
+            pending,
+            ..
+        } => {
+            let mut text = format!("paused     {execution_id}");
+            for p in pending {
+                text.push_str(&format!(
+                    "\nawaiting approval: #{} {}.{}({})\napprove: codemode approve {execution_id}\nreject:  codemode reject {execution_id} {}",
+                    p.seq,
+                    p.connector,
+                    p.method,
+                    p.args.as_ref().map(|a| brief(a, 200)).unwrap_or_default(),
+                    p.seq
+                ));
+            }
+            text
+        }
+        Outcome::Error {
+            execution_id,
+            error,
+            ..
+        } => {
+            if execution_id.is_empty() {
+                format!("error: {error}")
+            } else {
+                format!("error      {execution_id}\n{error}")
+            }
+        }
+    }
+}
+
+pub fn pending(pending: &[PendingAction]) -> String {
+    if pending.is_empty() {
+        return "nothing awaits approval".to_owned();
+    }
+    let rows: Vec<Vec<String>> = pending
+        .iter()
+        .map(|p| {
+            vec![
+                p.execution_id.clone(),
+                p.seq.to_string(),
+                format!("{}.{}", p.connector, p.method),
+                p.args.as_ref().map(|a| brief(a, 80)).unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table(&["EXECUTION", "SEQ", "CALL", "ARGS"], &rows)
+}
+
+pub fn executions(executions: &[ExecutionState]) -> String {
+    if executions.is_empty() {
+        return "no executions".to_owned();
+    }
+    let rows: Vec<Vec<String>> = executions
+        .iter()
+        .map(|e| {
+            let mut status = e.status.as_str().to_owned();
+            if e.interrupted {
+                status.push_str(" (interrupted)");
+            }
+            vec![
+                e.id.clone(),
+                status,
+                e.log.len().to_string(),
+                time(e.updated_at),
+                e.source.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    table(&["ID", "STATUS", "CALLS", "UPDATED (UTC)", "SOURCE"], &rows)
+}
+
+fn entry_row(entry: &ToolLogEntry) -> Vec<String> {
+    let mut state = entry.state.as_str().to_owned();
+    if entry.requires_approval {
+        state.push_str(" ⏸");
+    }
+    vec![
+        entry.seq.to_string(),
+        format!("{}.{}", entry.connector, entry.method),
+        state,
+        entry.decided_by.clone().unwrap_or_default(),
+        entry
+            .args
+            .as_ref()
+            .map(|a| brief(a, 60))
+            .unwrap_or_default(),
+        entry
+            .result
+            .as_ref()
+            .map(|r| brief(r, 60))
+            .unwrap_or_default(),
+    ]
+}
+
+pub fn execution(e: &ExecutionState) -> String {
+    let mut text = format!(
+        "{}\nstatus:   {}{}\ncreated:  {} UTC\nupdated:  {} UTC\n",
+        e.id,
+        e.status.as_str(),
+        if e.interrupted { " (interrupted)" } else { "" },
+        time(e.created_at),
+        time(e.updated_at)
+    );
+    if let Some(source) = &e.source {
+        text.push_str(&format!("source:   {source}\n"));
+    }
+    text.push_str(&format!("\n{}\n", e.code.trim_end()));
+    if e.log.is_empty() {
+        text.push_str("\nno connector calls\n");
+    } else {
+        let rows: Vec<Vec<String>> = e.log.iter().map(entry_row).collect();
+        text.push('\n');
+        text.push_str(&table(
+            &["SEQ", "CALL", "STATE", "DECIDED BY", "ARGS", "RESULT"],
+            &rows,
+        ));
+        text.push('\n');
+    }
+    for line in e.logs.iter().flatten() {
+        text.push_str(&format!("console: {line}\n"));
+    }
+    if let Some(result) = &e.result {
+        text.push_str(&format!("\nresult:\n{}\n", pretty(result)));
+    }
+    if let Some(error) = &e.error {
+        text.push_str(&format!("\nerror:\n{error}\n"));
+    }
+    text.trim_end().to_owned()
+}
+
+pub fn rollback(report: &RollbackReport) -> String {
+    let mut lines = vec![format!(
+        "{}: {}",
+        report.execution_id,
+        report.status.map(|s| s.as_str()).unwrap_or("unknown")
+    )];
+    for r in &report.reverted {
+        lines.push(format!("reverted  #{} {}.{}", r.seq, r.connector, r.method));
+    }
+    for s in &report.skipped {
+        lines.push(format!(
+            "skipped   #{} {}.{}: {}",
+            s.seq, s.connector, s.method, s.reason
+        ));
+    }
+    for f in &report.failed {
+        lines.push(format!(
+            "FAILED    #{} {}.{}: {}",
+            f.seq, f.connector, f.method, f.error
+        ));
+    }
+    if lines.len() == 1 {
+        lines.push("nothing to revert".to_owned());
+    }
+    lines.join("\n")
+}
+
+pub fn snippets(snippets: &[Snippet]) -> String {
+    if snippets.is_empty() {
+        return "no snippets".to_owned();
+    }
+    let rows: Vec<Vec<String>> = snippets
+        .iter()
+        .map(|s| {
+            vec![
+                s.name.clone(),
+                s.connectors.clone().unwrap_or_default().join(", "),
+                s.description.clone(),
+            ]
+        })
+        .collect();
+    table(&["NAME", "CONNECTORS", "DESCRIPTION"], &rows)
+}
+
+pub fn search(found: &SearchOutput) -> String {
+    if found.results.is_empty() {
+        return "nothing found".to_owned();
+    }
+    let rows: Vec<Vec<String>> = found
+        .results
+        .iter()
+        .map(|r| {
+            vec![
+                r.path.clone(),
+                r.kind.clone(),
+                if r.requires_approval {
+                    "approval".to_owned()
+                } else {
+                    String::new()
+                },
+                r.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    let mut text = table(&["PATH", "KIND", "GATE", "DESCRIPTION"], &rows);
+    if found.truncated {
+        text.push_str(&format!(
+            "\n… {} results in all; refine the query",
+            found.total
+        ));
+    }
+    text
+}
+
+/// `codemode connectors --json`: `{name, type, methods: [...], error?}` per connector.
+#[derive(Serialize)]
+pub struct ConnectorRow {
+    name: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    methods: Vec<MethodRow>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct MethodRow {
+    name: String,
+    description: Option<String>,
+    requires_approval: bool,
+    replay: Replay,
+    revertible: bool,
+    hidden: bool,
+}
+
+pub async fn connector_listing(home: &Home) -> Vec<ConnectorRow> {
+    home.runtime
+        .connectors()
+        .await
+        .into_iter()
+        .map(|c| ConnectorRow {
+            kind: home.kind_of(&c.name),
+            methods: c
+                .methods
+                .into_iter()
+                .map(|m| MethodRow {
+                    name: m.name,
+                    description: m.description,
+                    requires_approval: m.requires_approval,
+                    replay: m.replay,
+                    revertible: m.revertible,
+                    hidden: m.hidden,
+                })
+                .collect(),
+            name: c.name,
+            error: c.error,
+        })
+        .collect()
+}
+
+pub fn connectors(listing: &[ConnectorRow]) -> String {
+    if listing.is_empty() {
+        return "no connectors: add them to connectors.json".to_owned();
+    }
+    let mut blocks = Vec::new();
+    for c in listing {
+        let mut block = format!("{} ({})", c.name, c.kind);
+        if let Some(error) = &c.error {
+            block.push_str(&format!("\n  unavailable: {error}"));
+        }
+        for m in &c.methods {
+            let mut flags = Vec::new();
+            if m.requires_approval {
+                flags.push("approval");
+            }
+            if m.replay == Replay::Reexecute {
+                flags.push("reexecute");
+            }
+            if m.revertible {
+                flags.push("revert");
+            }
+            if m.hidden {
+                flags.push("hidden");
+            }
+            let flags = if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", flags.join(", "))
+            };
+            let description = m
+                .description
+                .as_deref()
+                .and_then(|d| d.lines().next())
+                .map(|d| format!(" — {d}"))
+                .unwrap_or_default();
+            block.push_str(&format!("\n  {}{flags}{description}", m.name));
+        }
+        blocks.push(block);
+    }
+    blocks.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_are_utc_calendar_dates() {
+        assert_eq!(super::time(0), "1970-01-01 00:00:00");
+        assert_eq!(super::time(1_796_220_894_897), "2026-12-02 14:14:54");
+        assert_eq!(super::time(951_782_400_000), "2000-02-29 00:00:00");
+    }
+}

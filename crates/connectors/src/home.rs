@@ -1,0 +1,132 @@
+//! A data directory as the app, the CLI and `codemode mcp` all open it: where it is, its `connectors.json`, and
+//! the runtime over its database with the connectors the file declares (SPEC §4).
+
+use crate::Connectors;
+use crate::config::{self, Config, RuntimeSettings};
+use codemode::{Clock, Runtime, RuntimeError, RuntimeOptions};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The database's file name in the data directory.
+pub const DATABASE: &str = "codemode.db";
+
+/// `--home DIR` if given, else `$CODEMODE_HOME`, else the platform data directory + `codemode-console`.
+pub fn resolve_dir(flag: Option<&Path>) -> PathBuf {
+    if let Some(dir) = flag {
+        return dir.to_path_buf();
+    }
+    if let Some(dir) = std::env::var_os("CODEMODE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    data.join("codemode-console")
+}
+
+/// How a host opens its data directory.
+#[derive(Clone, Default)]
+pub struct HomeOptions {
+    /// Keep a sandbox worker warm (long-lived hosts: the app, `codemode mcp`).
+    pub keep_warm: bool,
+    /// The source of time; the wall clock when `None`.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// The sandbox worker binary; found beside the executable when `None`.
+    pub worker: Option<PathBuf>,
+}
+
+/// An opened data directory. A broken `connectors.json` does not stop it from opening: the runtime then has
+/// no connectors, the error is kept, and whatever would need the connectors reports it.
+pub struct Home {
+    pub dir: PathBuf,
+    pub settings: RuntimeSettings,
+    pub config: Option<Config>,
+    pub config_error: Option<String>,
+    pub runtime: Runtime,
+    pub connectors: Connectors,
+}
+
+impl Home {
+    pub async fn open(dir: &Path, options: HomeOptions) -> Result<Home, RuntimeError> {
+        create_private_dir(dir)
+            .map_err(|e| RuntimeError::Configuration(format!("{}: {e}", dir.display())))?;
+        let (config, config_error) = match config::load(dir) {
+            Ok(config) => (Some(config), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
+        let (connectors, config_error) = match &config {
+            Some(config) => match Connectors::build(config, dir) {
+                Ok(built) => (built, config_error),
+                Err(message) => (Connectors::default(), Some(message)),
+            },
+            None => (Connectors::default(), config_error),
+        };
+        let settings = config
+            .as_ref()
+            .map(|c| c.runtime.clone())
+            .unwrap_or_default();
+        let mut runtime_options = RuntimeOptions {
+            name: settings.name.clone(),
+            max_executions: settings.max_executions,
+            timeout: settings.timeout,
+            memory_limit_mb: settings.memory_limit_mb,
+            keep_warm: options.keep_warm,
+            worker: options.worker,
+            ..RuntimeOptions::default()
+        };
+        if let Some(clock) = options.clock {
+            runtime_options.clock = clock;
+        }
+        let runtime =
+            Runtime::open(&dir.join(DATABASE), runtime_options, connectors.all.clone()).await?;
+        Ok(Home {
+            dir: dir.to_path_buf(),
+            settings,
+            config,
+            config_error,
+            runtime,
+            connectors,
+        })
+    }
+
+    /// The configuration error, if any: what every operation that needs the connectors answers.
+    pub fn usable(&self) -> Result<(), String> {
+        match &self.config_error {
+            Some(error) => Err(format!("connectors.json is invalid: {error}")),
+            None => Ok(()),
+        }
+    }
+
+    /// Connector hints for the `codemode` tool description.
+    pub fn hints(&self) -> HashMap<String, String> {
+        self.config
+            .iter()
+            .flat_map(|c| c.connectors.iter())
+            .filter_map(|c| c.hint.clone().map(|h| (c.name.clone(), h)))
+            .collect()
+    }
+
+    /// The declared type of each connector: `files` or `mcp`.
+    pub fn kind_of(&self, name: &str) -> &'static str {
+        let entry = self
+            .config
+            .iter()
+            .flat_map(|c| c.connectors.iter())
+            .find(|c| c.name == name);
+        match entry.map(|e| &e.kind) {
+            Some(config::ConnectorKind::Files { .. }) => "files",
+            _ => "mcp",
+        }
+    }
+}
+
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+}
