@@ -144,7 +144,9 @@ fn main() -> ExitCode {
             ok: false,
         },
     };
-    if json {
+    if report.text.is_empty() && report.json.is_null() {
+        // `codemode mcp`: stdout carried the protocol and nothing else.
+    } else if json {
         println!("{}", report.json);
     } else if report.ok {
         println!("{}", report.text);

@@ -1,0 +1,555 @@
+//! Every `codemode` command, run as a user runs it: the built binary on a fresh data directory, `--json` shapes
+//! and exit codes of SPEC §5, and `codemode mcp` driven by the official Python MCP SDK.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_codemode");
+
+/// The sandbox worker sits beside the binary once the workspace is built; build it if it is not.
+fn worker() -> PathBuf {
+    let worker = Path::new(BINARY).with_file_name("codemode-worker");
+    if !worker.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
+            .status()
+            .expect("cargo builds the worker");
+        assert!(status.success());
+    }
+    worker
+}
+
+fn home(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("codemode-cli-{label}-{}", uuid::Uuid::new_v4()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn json(&self) -> Value {
+        serde_json::from_str(self.stdout.trim())
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", self.stdout, self.stderr))
+    }
+}
+
+fn codemode_with_input(home: &Path, args: &[&str], input: Option<&str>) -> Ran {
+    let mut child = Command::new(BINARY)
+        .arg("--home")
+        .arg(home)
+        .args(args)
+        .env("CODEMODE_WORKER", worker())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("codemode runs");
+    let mut stdin = child.stdin.take().unwrap();
+    if let Some(input) = input {
+        stdin.write_all(input.as_bytes()).unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn codemode(home: &Path, args: &[&str]) -> Ran {
+    codemode_with_input(home, args, None)
+}
+
+fn json(home: &Path, args: &[&str]) -> (i32, Value) {
+    let mut all = vec!["--json"];
+    all.extend_from_slice(args);
+    let ran = codemode(home, &all);
+    let value = ran.json();
+    (ran.code, value)
+}
+
+fn program(home: &Path, name: &str, code: &str) -> String {
+    let path = home.join(name);
+    std::fs::write(&path, code).unwrap();
+    path.display().to_string()
+}
+
+const WRITE: &str = r#"async () => {
+  await files.write_file({ path: "out/report.txt", content: "quarterly" });
+  return (await files.read_file({ path: "out/report.txt" })).content;
+}"#;
+
+#[test]
+fn run_pending_approve_show_and_rollback() {
+    let home = home("approve");
+    let file = program(&home, "write.js", WRITE);
+    let (code, paused) = json(&home, &["run", &file]);
+    assert_eq!((code, paused["status"].as_str()), (0, Some("paused")));
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    assert!(id.starts_with("exec_") && id.len() == "exec_".len() + 16 + 1 + 36);
+    assert!(
+        home.join("connectors.json").exists(),
+        "the default config is created"
+    );
+
+    let (_, pending) = json(&home, &["pending"]);
+    assert_eq!(
+        pending,
+        json!([{"executionId": id, "seq": 0, "connector": "files", "method": "write_file",
+                "args": {"path": "out/report.txt", "content": "quarterly"}}])
+    );
+    let (_, only) = json(&home, &["pending", &id]);
+    assert_eq!(only, pending);
+    let table = codemode(&home, &["pending"]);
+    assert!(table.stdout.contains("files.write_file") && table.stdout.contains(&id));
+
+    let (code, done) = json(&home, &["approve", &id]);
+    assert_eq!(code, 0);
+    assert_eq!(done["status"], "completed");
+    assert_eq!(done["result"], "quarterly");
+    assert_eq!(
+        std::fs::read_to_string(home.join("workspace/out/report.txt")).unwrap(),
+        "quarterly"
+    );
+
+    let (_, shown) = json(&home, &["show", &id]);
+    assert_eq!(shown["status"], "completed");
+    assert_eq!(shown["log"][0]["decidedBy"], "cli");
+    assert_eq!(shown["source"], "cli");
+    let human = codemode(&home, &["show", &id]);
+    assert_eq!(human.code, 0);
+    for needle in [
+        "DECIDED BY",
+        "files.write_file",
+        "applied",
+        "cli",
+        "\"quarterly\"",
+    ] {
+        assert!(human.stdout.contains(needle), "{needle}: {}", human.stdout);
+    }
+
+    let (code, again) = json(&home, &["approve", &id]);
+    assert_eq!(code, 1, "a stale approval is an error outcome: {again}");
+    assert_eq!(again["status"], "error");
+
+    let (code, report) = json(&home, &["rollback", &id]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        report,
+        json!({"executionId": id, "status": "rolled_back",
+               "reverted": [{"seq": 0, "connector": "files", "method": "write_file"}],
+               "skipped": [{"seq": 1, "connector": "files", "method": "read_file", "reason": "no revert"}],
+               "failed": []})
+    );
+    assert!(!home.join("workspace/out").exists());
+}
+
+#[test]
+fn run_reads_stdin_and_error_outcomes_exit_1() {
+    let home = home("stdin");
+    let ran = codemode_with_input(&home, &["--json", "run", "-"], Some("async () => 6 * 7"));
+    assert_eq!(ran.code, 0);
+    assert_eq!(ran.json()["result"], 42);
+    let ran = codemode_with_input(
+        &home,
+        &["run", "-", "--json"],
+        Some("async () => { throw new Error('nope'); }"),
+    );
+    assert_eq!(ran.code, 1, "flags are accepted after the subcommand too");
+    assert_eq!(ran.json()["error"], "Code execution failed: nope");
+    let human = codemode_with_input(&home, &["run", "-"], Some("async () => ({ a: [1, 2] })"));
+    assert_eq!(human.code, 0);
+    assert!(
+        human.stdout.starts_with("completed  exec_"),
+        "{}",
+        human.stdout
+    );
+    let missing = codemode(&home, &["--json", "run", "/nonexistent.js"]);
+    assert_eq!(missing.code, 1);
+    assert!(
+        missing.json()["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot read /nonexistent.js")
+    );
+}
+
+#[test]
+fn reject_and_its_exit_codes() {
+    let home = home("reject");
+    let file = program(&home, "write.js", WRITE);
+    let (_, paused) = json(&home, &["run", &file]);
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let (code, wrong_seq) = json(&home, &["reject", &id, "5"]);
+    assert_eq!(
+        (code, wrong_seq),
+        (1, json!({"executionId": id, "seq": 5, "rejected": false}))
+    );
+    let (code, rejected) = json(&home, &["reject", &id, "0"]);
+    assert_eq!(
+        (code, rejected),
+        (0, json!({"executionId": id, "seq": 0, "rejected": true}))
+    );
+    let (_, shown) = json(&home, &["show", &id]);
+    assert_eq!(shown["status"], "rejected");
+    assert_eq!(shown["log"][0]["decidedBy"], "cli");
+    let (code, unknown) = json(&home, &["reject", "exec_nope", "0"]);
+    assert_eq!(
+        (code, unknown),
+        (1, json!({"error": "No execution \"exec_nope\""}))
+    );
+}
+
+#[test]
+fn executions_filters_limits_deletes_prunes_and_expires() {
+    let home = home("list");
+    let file = program(&home, "write.js", WRITE);
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        let (_, paused) = json(&home, &["run", &file]);
+        ids.push(paused["executionId"].as_str().unwrap().to_owned());
+    }
+    let (_, done) = json(&home, &["run", &program(&home, "one.js", "async () => 1")]);
+    let done_id = done["executionId"].as_str().unwrap().to_owned();
+
+    let (_, all) = json(&home, &["executions"]);
+    assert_eq!(all.as_array().unwrap().len(), 4);
+    assert_eq!(all[0]["id"], done_id.as_str(), "newest first");
+    assert!(all[1]["log"].is_array(), "with its log");
+    let (_, paused) = json(&home, &["executions", "--status", "paused", "--limit", "2"]);
+    let paused: Vec<&str> = paused
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(paused, vec![ids[2].as_str(), ids[1].as_str()]);
+    let bad = codemode(&home, &["--json", "executions", "--status", "sleeping"]);
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.json()["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown status")
+    );
+    let table = codemode(&home, &["executions"]);
+    assert!(table.stdout.lines().next().unwrap().starts_with("ID"));
+
+    let (code, deleted) = json(&home, &["delete", &ids[0]]);
+    assert_eq!((code, deleted), (0, json!({"deleted": true})));
+    let (code, deleted) = json(&home, &["delete", &ids[0]]);
+    assert_eq!((code, deleted), (1, json!({"deleted": false})));
+
+    let (code, expired) = json(&home, &["expire", "--max-age", "0s"]);
+    assert_eq!(code, 0);
+    let mut expired: Vec<String> = serde_json::from_value(expired["expired"].clone()).unwrap();
+    expired.sort();
+    let mut expected = vec![ids[1].clone(), ids[2].clone()];
+    expected.sort();
+    assert_eq!(expired, expected);
+    let (_, shown) = json(&home, &["show", &ids[1]]);
+    assert_eq!(shown["status"], "rejected");
+    let bad_age = codemode(&home, &["--json", "expire", "--max-age", "soon"]);
+    assert_eq!(bad_age.code, 1);
+
+    let (code, pruned) = json(&home, &["prune", "--keep", "1"]);
+    assert_eq!((code, pruned), (0, json!({"deleted": 2})));
+    let (_, left) = json(&home, &["executions"]);
+    assert_eq!(left[0]["id"], done_id.as_str());
+    assert_eq!(left.as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn snippets_search_describe_and_connectors() {
+    let home = home("snippets");
+    let (_, done) = json(
+        &home,
+        &[
+            "run",
+            &program(
+                &home,
+                "list.js",
+                "async () => (await files.list_dir({})).entries.length",
+            ),
+        ],
+    );
+    let id = done["executionId"].as_str().unwrap().to_owned();
+    let (code, saved) = json(
+        &home,
+        &[
+            "snippet",
+            "save",
+            "count-files",
+            "--from",
+            &id,
+            "--description",
+            "How many files the workspace holds",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(saved["name"], "count-files");
+    assert_eq!(saved["connectors"], json!(["files"]));
+    let (_, listed) = json(&home, &["snippets"]);
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    assert_eq!(
+        listed[0]["description"],
+        "How many files the workspace holds"
+    );
+    let (_, found) = json(&home, &["search", "how many files"]);
+    assert_eq!(found["results"][0]["path"], "count-files", "{found}");
+    assert_eq!(found["results"][0]["kind"], "snippet");
+    let (_, found) = json(&home, &["search", "write file"]);
+    assert_eq!(found["results"][0]["path"], "files.write_file");
+    let (code, described) = json(&home, &["describe", "files.write_file"]);
+    assert_eq!(code, 0);
+    assert!(described.to_string().contains("content"), "{described}");
+    let (code, deleted) = json(&home, &["snippet", "delete", "count-files"]);
+    assert_eq!((code, deleted), (0, json!({"deleted": true})));
+    let (code, deleted) = json(&home, &["snippet", "delete", "count-files"]);
+    assert_eq!((code, deleted), (1, json!({"deleted": false})));
+    let (code, unknown) = json(&home, &["snippet", "save", "x", "--from", "exec_nope"]);
+    assert_eq!(
+        (code, unknown),
+        (1, json!({"error": "No execution \"exec_nope\""}))
+    );
+
+    let (code, listing) = json(&home, &["connectors"]);
+    assert_eq!(code, 0);
+    assert_eq!(listing[0]["name"], "files");
+    assert_eq!(listing[0]["type"], "files");
+    let write = listing[0]["methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "write_file")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            &write["requiresApproval"],
+            &write["replay"],
+            &write["revertible"],
+            &write["hidden"]
+        ),
+        (&json!(true), &json!("log"), &json!(true), &json!(false))
+    );
+    let human = codemode(&home, &["connectors"]);
+    assert!(human.stdout.contains("write_file [approval, revert]"));
+}
+
+#[test]
+fn recover_takes_over_a_run_whose_process_was_killed() {
+    let home = home("recover");
+    let deadline = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 1500;
+    // The first pass spins until killed; by the time recover runs, the deadline has passed.
+    let code = format!(
+        "async () => {{ const seen = await files.list_dir({{}}); while (Date.now() < {deadline}) {{}} return seen.entries.length; }}"
+    );
+    let file = program(&home, "spin.js", &code);
+    let mut child = Command::new(BINARY)
+        .args(["--home", home.to_str().unwrap(), "--json", "run", &file])
+        .env("CODEMODE_WORKER", worker())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let id = loop {
+        let (_, running) = json(&home, &["executions", "--status", "running"]);
+        if let Some(id) = running[0]["id"].as_str()
+            && !running[0]["log"].as_array().unwrap().is_empty()
+        {
+            break id.to_owned();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let (_, shown) = json(&home, &["show", &id]);
+    assert_eq!(shown["status"], "running");
+    assert_eq!(shown["interrupted"], true, "its process is gone: {shown}");
+    while std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (code, recovered) = json(&home, &["recover", &id]);
+    assert_eq!(code, 0, "{recovered}");
+    assert_eq!(recovered["status"], "completed");
+    assert_eq!(recovered["result"], 0, "the list_dir result was replayed");
+    let (code, again) = json(&home, &["recover", &id]);
+    assert_eq!(code, 1, "{again}");
+}
+
+#[test]
+fn bad_usage_exits_2_with_clap_message_and_help_exists_for_every_command() {
+    let home = home("usage");
+    let ran = codemode(&home, &["frobnicate"]);
+    assert_eq!(ran.code, 2);
+    assert!(ran.stderr.contains("unrecognized subcommand"));
+    let ran = codemode(&home, &["reject", "exec_x", "not-a-number"]);
+    assert_eq!(ran.code, 2);
+    for command in [
+        "run",
+        "approve",
+        "reject",
+        "rollback",
+        "recover",
+        "pending",
+        "executions",
+        "show",
+        "delete",
+        "prune",
+        "expire",
+        "snippets",
+        "snippet",
+        "search",
+        "describe",
+        "connectors",
+        "mcp",
+    ] {
+        let help = codemode(&home, &[command, "--help"]);
+        assert_eq!(help.code, 0, "{command}");
+        assert!(help.stdout.contains("Usage: codemode"), "{command}");
+    }
+}
+
+#[test]
+fn a_broken_config_is_reported_with_its_position_and_read_only_commands_still_work() {
+    let home = home("broken");
+    std::fs::write(
+        home.join("connectors.json"),
+        "{\n  \"connectors\": {\n    \"files\": { \"type\": \"files\", \"root\": 5 }\n  }\n}\n",
+    )
+    .unwrap();
+    let ran = codemode_with_input(&home, &["--json", "run", "-"], Some("async () => 1"));
+    assert_eq!(ran.code, 1);
+    let error = ran.json()["error"].as_str().unwrap().to_owned();
+    assert!(
+        error.starts_with("connectors.json is invalid: ") && error.contains("connectors.json:3:"),
+        "{error}"
+    );
+    let (code, pending) = json(&home, &["pending"]);
+    assert_eq!((code, pending), (0, json!([])));
+}
+
+/// `codemode mcp` with the official Python SDK as the client: see `tests/mcp_client.py`.
+#[test]
+fn mcp_server_round_trips_with_the_official_python_client() {
+    worker();
+    let deps = std::env::var_os("CODEMODE_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps"));
+    let python = deps.join("venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python MCP SDK is missing from {}: run scripts/test, which installs it",
+        deps.display()
+    );
+    let good = home("mcp");
+    let broken = home("mcp-broken");
+    std::fs::write(
+        broken.join("connectors.json"),
+        "{\n  \"connectors\": {\n    \"files\": { \"type\": \"files\", \"root\": 5 }\n  }\n}\n",
+    )
+    .unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(BINARY)
+        .arg(&good)
+        .arg(&broken)
+        .env("CODEMODE_WORKER", worker())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("ALL GOOD"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(
+        !stderr.contains("Failed to parse"),
+        "only protocol on stdout: {stderr}"
+    );
+}
+
+/// Malformed and oversized JSON-RPC lines are skipped; the server keeps answering.
+#[test]
+fn mcp_server_survives_malformed_and_oversized_messages() {
+    let home = home("mcp-raw");
+    let mut child = Command::new(BINARY)
+        .args(["--home", home.to_str().unwrap(), "mcp"])
+        .env("CODEMODE_WORKER", worker())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{{\"name\":\"codemode\",\"arguments\":{{\"code\":\"{}\"}}}}}}\n",
+        "x".repeat(4_000_000)
+    );
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    for line in [
+        "this is not json\n",
+        "{\"jsonrpc\":\"2.0\",\"id\":\n",
+        "[1,2,3]\n",
+    ] {
+        stdin.write_all(line.as_bytes()).unwrap();
+    }
+    stdin.write_all(init.as_bytes()).unwrap();
+    stdin.write_all(b"\n").unwrap();
+    stdin.flush().unwrap();
+    let mut answered_init = false;
+    for line in lines.by_ref() {
+        let message: Value = serde_json::from_str(&line.unwrap()).expect("only JSON on stdout");
+        if message["id"] == 1 {
+            answered_init = true;
+            break;
+        }
+    }
+    assert!(answered_init);
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .unwrap();
+    stdin.write_all(huge.as_bytes()).unwrap();
+    stdin
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"codemode\",\"arguments\":{\"code\":\"async () => 'alive'\"}}}\n")
+        .unwrap();
+    stdin.flush().unwrap();
+    let mut alive = false;
+    for line in lines.by_ref() {
+        let message: Value = serde_json::from_str(&line.unwrap()).expect("only JSON on stdout");
+        if message["id"] == 9 {
+            // The oversized program is an ordinary error outcome.
+            let outcome = &message["result"]["structuredContent"];
+            assert_eq!(outcome["status"], "error", "{outcome}");
+        }
+        if message["id"] == 2 {
+            assert_eq!(message["result"]["structuredContent"]["result"], "alive");
+            alive = true;
+            break;
+        }
+    }
+    assert!(alive);
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
