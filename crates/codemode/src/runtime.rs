@@ -645,6 +645,17 @@ impl Runtime {
         Ok(self.inner.store.execution(id)?)
     }
 
+    /// A value that changes whenever the stored executions or snippets change, from this process or another:
+    /// cheap enough to poll several times a second.
+    pub fn change_token(&self) -> Result<(i64, u64), RuntimeError> {
+        Ok(self.inner.store.change_token()?)
+    }
+
+    /// How many executions are in each status (statuses with none are left out).
+    pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, RuntimeError> {
+        Ok(self.inner.store.status_counts()?)
+    }
+
     /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3).
     async fn pass(&self, id: &str, code: &str) -> Result<Outcome, RuntimeError> {
         let inner = self.inner.clone();

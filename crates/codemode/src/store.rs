@@ -649,6 +649,35 @@ impl Store {
         self.with(|connection| status_of(connection, id))
     }
 
+    /// Changes whenever the database changed, through this connection or any other process's:
+    /// `PRAGMA data_version` moves on other connections' commits, `total_changes` on ours.
+    pub fn change_token(&self) -> Result<(i64, u64), StoreError> {
+        self.with(|connection| {
+            let version: i64 = connection.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+            Ok((version, connection.total_changes()))
+        })
+    }
+
+    /// How many executions of this runtime are in each status.
+    pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT status, count(*) FROM cm_executions WHERE runtime = ?1 GROUP BY status",
+            )?;
+            let rows = statement.query_map(params![self.runtime], |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })?;
+            let mut counts = Vec::new();
+            for row in rows {
+                let (status, count) = row?;
+                if let Some(status) = ExecutionStatus::parse(&status) {
+                    counts.push((status, count as u64));
+                }
+            }
+            Ok(counts)
+        })
+    }
+
     /// One execution with its log, if it belongs to this runtime.
     pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {

@@ -844,3 +844,24 @@ async fn list_executions_pages_filters_and_searches_without_logs() {
         .unwrap();
     assert!(wildcard.executions.is_empty(), "% is literal");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_change_token_moves_on_writes_from_this_and_other_connections() {
+    let db = temp_db();
+    let items = Arc::new(Items::default());
+    let watcher = open(&db, &items).await;
+    let other = open(&db, &items).await;
+    let before = watcher.change_token().unwrap();
+    assert_eq!(watcher.change_token().unwrap(), before, "stable while idle");
+    other.execute("async () => 1").await.unwrap();
+    let after_other = watcher.change_token().unwrap();
+    assert_ne!(after_other, before, "another connection's commit");
+    watcher.execute("async () => 2").await.unwrap();
+    assert_ne!(
+        watcher.change_token().unwrap(),
+        after_other,
+        "our own commit"
+    );
+    let counts = watcher.status_counts().unwrap();
+    assert_eq!(counts, vec![(codemode::ExecutionStatus::Completed, 2)]);
+}
