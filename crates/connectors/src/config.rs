@@ -187,6 +187,105 @@ pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
     parse(&text, &path, data_dir)
 }
 
+/// Writes runtime settings back into `<data dir>/connectors.json`, keeping everything else in the file as it is.
+/// The file is replaced atomically (owner-only); a file that does not parse is left alone and reported.
+pub fn save_runtime_settings(
+    data_dir: &Path,
+    settings: &RuntimeSettings,
+) -> Result<(), ConfigError> {
+    let path = data_dir.join(FILE_NAME);
+    let error = |message: String| ConfigError {
+        file: path.display().to_string(),
+        line: 0,
+        column: 0,
+        message,
+    };
+    check_settings(settings).map_err(error)?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DEFAULT_CONFIG.to_owned(),
+        Err(e) => return Err(error(format!("cannot read it: {e}"))),
+    };
+    parse(&text, &path, data_dir)?;
+    let mut document: Value = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
+    let Value::Object(top) = &mut document else {
+        return Err(error("the file is not a JSON object".to_owned()));
+    };
+    let runtime = top
+        .entry("runtime")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !runtime.is_object() {
+        *runtime = Value::Object(Map::new());
+    }
+    if let Value::Object(runtime) = runtime {
+        let fields = [
+            ("name", Value::from(settings.name.clone())),
+            ("maxExecutions", Value::from(settings.max_executions)),
+            (
+                "timeoutMs",
+                Value::from(settings.timeout.as_millis() as u64),
+            ),
+            ("memoryLimitMb", Value::from(settings.memory_limit_mb)),
+            ("pausedTtl", Value::from(format_age(settings.paused_ttl))),
+            (
+                "expirySweepMinutes",
+                Value::from(settings.expiry_sweep.as_secs() / 60),
+            ),
+        ];
+        for (key, value) in fields {
+            runtime.insert(key.to_owned(), value);
+        }
+    }
+    let mut text = serde_json::to_string_pretty(&document).map_err(|e| error(e.to_string()))?;
+    text.push('\n');
+    let staging = data_dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
+    let _ = std::fs::remove_file(&staging);
+    create_private(&staging, &text).map_err(|e| error(format!("cannot write it: {e}")))?;
+    std::fs::rename(&staging, &path).map_err(|e| error(format!("cannot replace it: {e}")))
+}
+
+/// Settings a person can type that the runtime cannot use.
+fn check_settings(settings: &RuntimeSettings) -> Result<(), String> {
+    let name_ok = !settings.name.is_empty()
+        && settings
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !name_ok {
+        return Err(format!(
+            "runtime name \"{}\": use letters, digits, \"_\", \"-\" or \".\"",
+            settings.name
+        ));
+    }
+    if settings.max_executions == 0 {
+        return Err("maxExecutions must be at least 1".to_owned());
+    }
+    if settings.timeout < Duration::from_millis(100) {
+        return Err("timeoutMs must be at least 100".to_owned());
+    }
+    if settings.memory_limit_mb < 16 {
+        return Err("memoryLimitMb must be at least 16".to_owned());
+    }
+    if settings.expiry_sweep < Duration::from_secs(60) {
+        return Err("expirySweepMinutes must be at least 1".to_owned());
+    }
+    Ok(())
+}
+
+/// The shortest of `7d`, `24h`, `90m`, `45s` that says the duration exactly.
+pub fn format_age(age: Duration) -> String {
+    let secs = age.as_secs();
+    if secs > 0 && secs % 86_400 == 0 {
+        format!("{}d", secs / 86_400)
+    } else if secs > 0 && secs % 3600 == 0 {
+        format!("{}h", secs / 3600)
+    } else if secs > 0 && secs % 60 == 0 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
 fn create_private(path: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};

@@ -2,6 +2,7 @@
 //! name sanitising and collisions, paths, errors with file:line:column, secrets kept out of errors and debug
 //! output, revert templates — and no panic on arbitrary bytes.
 
+use connectors::config;
 use connectors::config::{
     Approval, ConnectorKind, DEFAULT_CONFIG, load, parse, parse_age_text, render_template,
 };
@@ -318,4 +319,40 @@ async fn entries_become_connectors_in_file_order_with_their_approval_policy() {
     };
     assert_eq!((gated(0).await, gated(1).await, gated(2).await), (3, 0, 6));
     assert!(dir.join("workspace").is_dir() && dir.join("state").join("files").is_dir());
+}
+
+#[test]
+fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
+    let dir = data_dir();
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("connectors.json");
+    std::fs::write(
+        &path,
+        r#"{"connectors": {"files": {"type": "files", "root": "ws"}}, "mcpServers": {"m": {"command": "x", "env": {"TOKEN": "s3cret"}}}}"#,
+    )
+    .unwrap();
+    let settings = config::RuntimeSettings {
+        max_executions: 7,
+        paused_ttl: std::time::Duration::from_secs(90 * 60),
+        ..config::RuntimeSettings::default()
+    };
+    config::save_runtime_settings(&dir, &settings).unwrap();
+    let loaded = config::load(&dir).unwrap();
+    assert_eq!(loaded.runtime, settings);
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("\"pausedTtl\": \"90m\""), "{text}");
+    assert!(text.contains("s3cret"), "the rest of the file is kept");
+    assert_eq!(loaded.connectors.len(), 2);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let bad = config::RuntimeSettings {
+        max_executions: 0,
+        ..settings
+    };
+    let error = config::save_runtime_settings(&dir, &bad).unwrap_err();
+    assert!(error.message.contains("maxExecutions"), "{error}");
+    assert_eq!(config::load(&dir).unwrap().runtime.max_executions, 7);
 }
