@@ -18,6 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Starting a server may take longer than one call (`npx` fetching a package, a slow interpreter): it gets at
+/// least this long, or the call timeout if that is longer.
+const MIN_START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many lines of a server's stderr are kept to explain why it failed.
 const STDERR_LINES: usize = 20;
 /// Longer stderr lines are cut: the tail of a failure is what explains it.
@@ -226,7 +229,8 @@ impl McpConnector {
             stop(dead).await;
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
-        let started = tokio::time::timeout(self.call_timeout, self.start(generation)).await;
+        let start_timeout = self.call_timeout.max(MIN_START_TIMEOUT);
+        let started = tokio::time::timeout(start_timeout, self.start(generation)).await;
         let result = match started {
             Ok(Ok(session)) => Ok(Arc::new(session)),
             Ok(Err(reason)) => Err(format!(
@@ -236,7 +240,7 @@ impl McpConnector {
             Err(_) => Err(format!(
                 "MCP server \"{}\" did not start within {} ms",
                 self.name,
-                self.call_timeout.as_millis()
+                start_timeout.as_millis()
             )),
         };
         match result {
