@@ -59,3 +59,30 @@ ensure_test_deps() {
   fi
   export CODEMODE_TEST_DEPS="$deps"
 }
+
+# Building the app: the Tauri 2 packages for Debian/Ubuntu (WebKitGTK 4.1 and friends).
+ensure_app_build_deps() {
+  apt_install libwebkit2gtk-4.1-dev build-essential curl wget file libxdo-dev libssl-dev \
+    libayatana-appindicator3-dev librsvg2-dev pkg-config
+  command -v node >/dev/null 2>&1 || apt_install nodejs npm
+}
+
+# The UI is plain HTML/CSS/JS: building it is a copy into ui/dist, which the app embeds at compile time.
+build_ui() {
+  node ui/build.mjs
+}
+
+# The app's end-to-end tests: a virtual display, a private D-Bus with a notification daemon, WebKitWebDriver,
+# tauri-driver and webdriverio.
+ensure_e2e_deps() {
+  apt_install xvfb xauth dbus dunst libnotify-bin webkit2gtk-driver imagemagick
+  if ! command -v tauri-driver >/dev/null 2>&1; then
+    echo "== installing tauri-driver"
+    cargo install tauri-driver --locked --version 2.1.0
+  fi
+  if [ "$(cat e2e/node_modules/.pins 2>/dev/null)" != "$(sha256sum e2e/package-lock.json | cut -d' ' -f1)" ]; then
+    echo "== installing the e2e packages"
+    (cd e2e && npm ci --no-audit --no-fund --silent)
+    sha256sum e2e/package-lock.json | cut -d' ' -f1 > e2e/node_modules/.pins
+  fi
+}

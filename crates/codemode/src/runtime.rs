@@ -10,7 +10,7 @@ use crate::executor::{
 };
 use crate::model::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
-    PendingAction, RevertedCall, RollbackReport, SkippedCall,
+    PendingAction, RevertedCall, RollbackReport, SkippedCall, ToolLogEntry,
 };
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
@@ -530,6 +530,26 @@ impl Runtime {
         }
         report.status = self.inner.store.status(id)?;
         Ok(report)
+    }
+
+    /// What a rollback would revert, newest first: applied calls whose method has a revert. Connectors whose
+    /// methods cannot be had right now (a server that does not start) are assumed revertible, since the
+    /// rollback will try them.
+    pub async fn rollback_plan(&self, id: &str) -> Result<Vec<ToolLogEntry>, RuntimeError> {
+        let mut plan = Vec::new();
+        for entry in self.inner.store.actions_to_revert(id)? {
+            let revertible = match self.inner.connector(&entry.connector) {
+                None => false,
+                Some(registered) => match registered.methods().await {
+                    Ok(methods) => methods.tool(&entry.method).is_some_and(|t| t.revertible),
+                    Err(_) => true,
+                },
+            };
+            if revertible {
+                plan.push(entry);
+            }
+        }
+        Ok(plan)
     }
 
     /// Promotes an execution's code to a snippet (reference §8.1). Any status is accepted: the caller decides

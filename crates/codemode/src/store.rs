@@ -982,7 +982,10 @@ fn prune(
              ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3",
         )?;
         statement
-            .query_map(params![runtime, except, keep as i64], |row| row.get(0))?
+            .query_map(
+                params![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
+                |row| row.get(0),
+            )?
             .collect::<rusqlite::Result<_>>()?
     };
     for id in &ids {

@@ -152,3 +152,17 @@ async fn deleting_a_paused_run_disposes_and_forgets_it() {
         "a completed run was disposed once, on completion"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unbounded_limit_keeps_everything() {
+    let items = Arc::new(Items::default());
+    let clock = TestClock::at(1_000);
+    let runtime = open(&items, &clock, usize::MAX).await;
+    for _ in 0..3 {
+        clock.advance(1);
+        runtime.execute("async () => 1").await.unwrap();
+    }
+    assert_eq!(runtime.executions(None).unwrap().len(), 3);
+    assert_eq!(runtime.prune_executions(usize::MAX).await.unwrap(), 0);
+    assert_eq!(runtime.executions(None).unwrap().len(), 3);
+}

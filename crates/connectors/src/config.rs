@@ -275,11 +275,11 @@ fn check_settings(settings: &RuntimeSettings) -> Result<(), String> {
 /// The shortest of `7d`, `24h`, `90m`, `45s` that says the duration exactly.
 pub fn format_age(age: Duration) -> String {
     let secs = age.as_secs();
-    if secs > 0 && secs % 86_400 == 0 {
+    if secs > 0 && secs.is_multiple_of(86_400) {
         format!("{}d", secs / 86_400)
-    } else if secs > 0 && secs % 3600 == 0 {
+    } else if secs > 0 && secs.is_multiple_of(3600) {
         format!("{}h", secs / 3600)
-    } else if secs > 0 && secs % 60 == 0 {
+    } else if secs > 0 && secs.is_multiple_of(60) {
         format!("{}m", secs / 60)
     } else {
         format!("{secs}s")

@@ -1,0 +1,241 @@
+// The console in its real window, driven through WebDriver (tauri-driver → WebKitWebDriver), as a person uses
+// it. Run by scripts/e2e inside Xvfb and a private D-Bus session with a notification daemon.
+//
+//   node console.test.mjs            (needs: tauri-driver on :4444, CODEMODE_HOME, E2E_OUT, NOTIFY_LOG)
+
+import { remote } from "webdriverio";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const BIN = join(ROOT, "target", "debug");
+const HOME = process.env.CODEMODE_HOME;
+const OUT = process.env.E2E_OUT || join(ROOT, "target", "e2e");
+const NOTIFY_LOG = process.env.NOTIFY_LOG;
+mkdirSync(OUT, { recursive: true });
+
+let browser;
+const results = [];
+
+async function session() {
+  browser = await remote({
+    hostname: "127.0.0.1",
+    port: 4444,
+    logLevel: "warn",
+    capabilities: {
+      "tauri:options": { application: join(BIN, "codemode-console") },
+      "wdio:enforceWebDriverClassic": true,
+    },
+  });
+  await browser.waitUntil(async () => (await browser.execute(() => document.body.dataset.ready)) === "true", { timeout: 20000, timeoutMsg: "the window never became ready" });
+}
+
+async function closeSession() {
+  if (browser) await browser.deleteSession();
+  browser = null;
+}
+
+async function test(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    results.push({ name, ok: true });
+    console.log(`ok   ${name} (${Date.now() - started} ms)`);
+  } catch (error) {
+    results.push({ name, ok: false });
+    console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
+    if (browser) await browser.saveScreenshot(join(OUT, `failed-${name.replace(/\W+/g, "-")}.png`)).catch(() => {});
+  }
+}
+
+const $ = (selector) => browser.$(selector);
+const text = (selector) => browser.execute((s) => { const el = document.querySelector(s); return el ? el.innerText : ""; }, selector);
+async function waitText(selector, predicate, message, timeout = 15000) {
+  let last = "";
+  await browser.waitUntil(async () => {
+    // Read in the page: views re-render on live updates, and a WebDriver element reference may go stale.
+    // Section headings are upper-cased by CSS, and innerText is the rendered text.
+    const seen = await browser.execute((s) => { const el = document.querySelector(s); return el ? el.innerText : null; }, selector);
+    if (seen === null) return false;
+    last = seen;
+    return predicate(last) || predicate(last.toLowerCase());
+  }, { timeout, timeoutMsg: `${message} (last text: ${JSON.stringify(last).slice(0, 300)})` });
+  return last;
+}
+async function click(selector) {
+  const el = await $(selector);
+  await el.waitForClickable({ timeout: 15000 });
+  await el.click();
+}
+async function nav(view) {
+  await click(`#nav-${view}`);
+}
+function assert(condition, message) {
+  if (!condition) throw new Error(message);
+}
+function cli(...args) {
+  return JSON.parse(execFileSync(join(BIN, "codemode"), ["--home", HOME, "--json", ...args], { encoding: "utf8" }));
+}
+async function playground(code) {
+  await nav("playground");
+  const editor = await $("#playground-code");
+  await editor.waitForExist();
+  await browser.execute((value) => {
+    const area = document.getElementById("playground-code");
+    area.value = value;
+    area.dispatchEvent(new Event("input"));
+  }, code);
+  await click("#run");
+}
+async function shot(name) {
+  await browser.saveScreenshot(join(OUT, `${name}.png`));
+}
+
+const WRITE = (path, content) => `async () => {
+  const before = await files.list_dir({});
+  const written = await files.write_file({ path: ${JSON.stringify(path)}, content: ${JSON.stringify(content)} });
+  return { before: before.entries.length, written };
+}`;
+
+await session();
+
+await test("first run: the empty queue explains how to connect an agent", async () => {
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting for you."), "empty state");
+  const snippet = await text("#connect-agent");
+  assert(snippet.includes("mcpServers") && snippet.includes("codemode") && snippet.includes("claude mcp add"), `MCP snippet: ${snippet}`);
+  await shot("approvals-empty");
+});
+
+await test("playground → paused card with connector.method and arguments → approve → completed in Executions", async () => {
+  await playground(WRITE("notes/plan.md", "# Plan\nship it"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file awaits approval"), "the playground shows the pause");
+  await nav("approvals");
+  const title = await waitText("#pending-title", (t) => t.includes("files.write_file"), "the paused card");
+  assert(title.includes("awaits approval"), title);
+  const args = await text("#arguments");
+  assert(args.includes("notes/plan.md") && args.includes("ship it"), `arguments: ${args}`);
+  const program = (await text("#program")).toLowerCase();
+  assert(program.includes("line 3 makes the pending call"), `program: ${program}`);
+  await shot("approvals-pending");
+  await click("#approve");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "the queue empties after approval");
+  assert(readFileSync(join(HOME, "workspace", "notes", "plan.md"), "utf8") === "# Plan\nship it", "the file was written");
+  await nav("executions");
+  await waitText("#executions-list", (t) => t.includes("completed"), "completed in the list");
+  await click("#executions-list .row");
+  await waitText("#timeline", (t) => t.includes("files.write_file") && t.includes("approved by console"), "the timeline says who decided");
+  await click('.tab[data-tab="result"]');
+  const result = await waitText("#execution-result", (t) => t.includes("notes/plan.md"), "the result");
+  assert(result.includes("created"), result);
+  await click('.tab[data-tab="timeline"]');
+  await shot("executions-completed");
+});
+
+await test("reject ends the run as rejected", async () => {
+  await playground(WRITE("rejected.txt", "no"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
+  await browser.keys("r");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "the queue empties after reject");
+  assert(!existsSync(join(HOME, "workspace", "rejected.txt")), "nothing was written");
+  await nav("executions");
+  await click('#status-chips [data-status="rejected"]');
+  await waitText("#executions-list", (t) => t.includes("rejected"), "listed as rejected");
+});
+
+await test("roll back of a files write restores the file", async () => {
+  const path = join(HOME, "workspace", "notes", "plan.md");
+  await nav("executions");
+  await click('#status-chips [data-status="completed"]');
+  await waitText("#executions-list", (t) => t.includes("completed"), "the completed run");
+  await click("#executions-list .row");
+  await click("#rollback");
+  await waitText(".modal", (t) => t.includes("files.write_file"), "the confirmation lists the calls");
+  await click("#confirm-rollback");
+  await waitText("#rollback-report", (t) => t.includes("reverted #1 files.write_file"), "the rollback report");
+  assert(!existsSync(path), "the written file is gone again");
+  await shot("executions-rolled-back");
+});
+
+await test("a pause from a separate codemode process appears, with a desktop notification", async () => {
+  await nav("approvals");
+  const program = join(HOME, "from-cli.js");
+  writeFileSync(program, WRITE("from-cli.txt", "written by another process"));
+  const outcome = cli("run", program);
+  assert(outcome.status === "paused", JSON.stringify(outcome));
+  const started = Date.now();
+  await waitText("#approvals-list", (t) => t.includes("files.write_file"), "the CLI's pause shows without a refresh");
+  console.log(`     the pause appeared after ${Date.now() - started} ms`);
+  await browser.waitUntil(() => NOTIFY_LOG && readFileSync(NOTIFY_LOG, "utf8").includes("files.write_file awaits approval"),
+    { timeout: 10000, timeoutMsg: "no org.freedesktop.Notifications.Notify with the summary" });
+  const badge = await text("#approvals-count");
+  assert(badge === "1", `badge: ${badge}`);
+  // Resolved elsewhere: approving from the CLI updates the window too.
+  cli("approve", outcome.executionId);
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "resolved by the CLI");
+});
+
+await test("save as snippet → listed in Snippets", async () => {
+  await playground("async () => (await files.list_dir({})).entries.map((e) => e.name)");
+  await waitText("#playground-result", (t) => t.length > 0, "completed");
+  await nav("executions");
+  await click('#status-chips [data-status="completed"]');
+  await waitText("#executions-list", (t) => t.includes("completed"), "the run");
+  await click("#executions-list .row");
+  await click("#save-snippet");
+  await (await $("#snippet-name")).setValue("list-workspace");
+  await (await $("#snippet-description")).setValue("Names of the files in the workspace");
+  await click("#confirm-snippet");
+  await nav("snippets");
+  await waitText("#snippets-list", (t) => t.includes("list-workspace") && t.includes("Names of the files"), "listed");
+  const detail = await text("#snippet-detail");
+  assert(detail.includes("files.list_dir"), detail);
+  await shot("snippets");
+});
+
+await test("connectors and settings views", async () => {
+  await nav("connectors");
+  await waitText("#connectors-page", (t) => t.includes("write_file") && t.includes("files"), "the files connector and its methods");
+  await shot("connectors");
+  await nav("settings");
+  await (await $("#setting-max-executions")).waitForExist();
+  await (await $("#setting-max-executions")).setValue("77");
+  await click("#save-runtime");
+  await browser.waitUntil(() => readFileSync(join(HOME, "connectors.json"), "utf8").includes('"maxExecutions": 77'), { timeout: 5000, timeoutMsg: "connectors.json was not written" });
+  await (await $("#setting-theme")).selectByAttribute("value", "dark");
+  await browser.waitUntil(() => existsSync(join(HOME, "settings.json")) && readFileSync(join(HOME, "settings.json"), "utf8").includes("dark"), { timeout: 5000, timeoutMsg: "settings.json was not written" });
+  await shot("settings-dark");
+});
+
+await test("settings survive an app restart", async () => {
+  await closeSession();
+  await session();
+  const theme = await browser.execute(() => document.documentElement.dataset.theme);
+  assert(theme === "dark", `theme after restart: ${theme}`);
+  await nav("settings");
+  const value = await (await $("#setting-max-executions")).getValue();
+  assert(value === "77", `maxExecutions after restart: ${value}`);
+  await (await $("#setting-theme")).selectByAttribute("value", "light");
+});
+
+await test("ten thousand executions: the list scrolls, virtualised", async () => {
+  await closeSession();
+  execFileSync(join(BIN, "codemode"), ["--home", HOME, "--json", "prune", "--keep", "0"]);
+  const seeded = join(ROOT, "target", "debug", "examples", "seed");
+  if (existsSync(seeded)) execFileSync(seeded, [HOME, "10000"]);
+  await session();
+  await nav("executions");
+  await waitText("#status-chips", (t) => /All\s*1\d{4}/.test(t.replace(/\n/g, " ")), "the counts", 30000);
+  const rendered = await browser.execute(() => document.querySelectorAll("#executions-list .row").length);
+  assert(rendered < 100, `only the visible rows are in the DOM (${rendered})`);
+  await browser.execute(() => { const list = document.getElementById("executions-list"); list.scrollTop = 34 * 5000; list.dispatchEvent(new Event("scroll")); });
+  await browser.waitUntil(async () => (await browser.execute(() => document.querySelectorAll("#executions-list .row").length)) > 0, { timeout: 10000 });
+  await shot("executions-10k");
+});
+
+await closeSession();
+const failed = results.filter((r) => !r.ok).length;
+console.log(`${results.length - failed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,200 @@
+//! The app's state: the data directory opened as every host opens it, what keeps the window usable when it
+//! cannot be opened, and the UI preferences kept with tauri-plugin-store in the data directory.
+
+use connectors::{Home, HomeOptions};
+use serde::{Deserialize, Serialize};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tauri::{AppHandle, Runtime};
+use tauri_plugin_store::StoreExt;
+
+/// What the UI is told when something fails: a stable code and the runtime's own message.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommandError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl CommandError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        CommandError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<codemode::RuntimeError> for CommandError {
+    fn from(error: codemode::RuntimeError) -> Self {
+        use codemode::RuntimeError as E;
+        let code = match &error {
+            E::Store(_) => "store",
+            E::Configuration(_) => "config",
+            E::Executor(_) => "sandbox",
+            E::NotFound(_) => "not_found",
+            E::Interrupted(_) => "interrupted",
+        };
+        CommandError::new(code, error.to_string())
+    }
+}
+
+pub type CommandResult<T> = Result<T, CommandError>;
+
+/// UI preferences (not shared with the CLI): kept in `<data dir>/settings.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Preferences {
+    pub notifications: bool,
+    /// `system`, `light` or `dark`.
+    pub theme: String,
+}
+
+impl Default for Preferences {
+    fn default() -> Self {
+        Preferences {
+            notifications: true,
+            theme: "system".to_owned(),
+        }
+    }
+}
+
+pub struct Console {
+    pub dir: PathBuf,
+    /// The opened data directory, or why it could not be opened (a database from a newer version…).
+    home: tokio::sync::RwLock<Result<Arc<Home>, String>>,
+    /// Set when another console already has this data directory open.
+    pub other_instance: Option<String>,
+    /// Held for the life of the app: other consoles see it taken.
+    _instance_lock: Option<File>,
+}
+
+impl Console {
+    pub async fn open(dir: PathBuf) -> Console {
+        let (instance_lock, other_instance) = take_instance_lock(&dir);
+        let home = open_home(&dir).await;
+        Console {
+            dir,
+            home: tokio::sync::RwLock::new(home),
+            other_instance,
+            _instance_lock: instance_lock,
+        }
+    }
+
+    /// The opened data directory, or an `unavailable` error saying why there is none.
+    pub async fn home(&self) -> CommandResult<Arc<Home>> {
+        match &*self.home.read().await {
+            Ok(home) => Ok(home.clone()),
+            Err(message) => Err(CommandError::new("unavailable", message.clone())),
+        }
+    }
+
+    /// Why the data directory could not be opened, if it could not.
+    pub async fn fatal(&self) -> Option<String> {
+        self.home.read().await.as_ref().err().cloned()
+    }
+
+    /// Opens the data directory again (after `connectors.json` changed), stopping the old MCP servers.
+    pub async fn reopen(&self) {
+        let fresh = open_home(&self.dir).await;
+        let old = std::mem::replace(&mut *self.home.write().await, fresh);
+        if let Ok(old) = old {
+            old.connectors.shutdown().await;
+        }
+    }
+
+    pub fn preferences<R: Runtime>(&self, app: &AppHandle<R>) -> Preferences {
+        let Ok(store) = app.store(self.dir.join("settings.json")) else {
+            return Preferences::default();
+        };
+        let defaults = Preferences::default();
+        Preferences {
+            notifications: store
+                .get("notifications")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(defaults.notifications),
+            theme: store
+                .get("theme")
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .filter(|t| matches!(t.as_str(), "system" | "light" | "dark"))
+                .unwrap_or(defaults.theme),
+        }
+    }
+
+    pub fn save_preferences<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        preferences: &Preferences,
+    ) -> CommandResult<()> {
+        if !matches!(preferences.theme.as_str(), "system" | "light" | "dark") {
+            return Err(CommandError::new(
+                "invalid",
+                format!("theme \"{}\": use system, light or dark", preferences.theme),
+            ));
+        }
+        let store = app
+            .store(self.dir.join("settings.json"))
+            .map_err(|e| CommandError::new("store", e.to_string()))?;
+        store.set("notifications", preferences.notifications);
+        store.set("theme", preferences.theme.clone());
+        store
+            .save()
+            .map_err(|e| CommandError::new("store", e.to_string()))
+    }
+}
+
+async fn open_home(dir: &Path) -> Result<Arc<Home>, String> {
+    Home::open(
+        dir,
+        HomeOptions {
+            keep_warm: true,
+            ..HomeOptions::default()
+        },
+    )
+    .await
+    .map(Arc::new)
+    .map_err(|e| e.to_string())
+}
+
+/// An advisory lock on `<data dir>/console.lock`: a second console still opens (the database is shared safely
+/// between processes) but says that another one is running, with its pid.
+fn take_instance_lock(dir: &Path) -> (Option<File>, Option<String>) {
+    use std::io::{Read, Seek, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let _ = std::fs::create_dir_all(dir);
+    let path = dir.join("console.lock");
+    let Ok(mut file) = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+    else {
+        return (None, None);
+    };
+    // SAFETY: flock on a descriptor this function owns.
+    let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    if taken {
+        let _ = file.set_len(0);
+        let _ = file.rewind();
+        let _ = write!(file, "{}", std::process::id());
+        (Some(file), None)
+    } else {
+        let mut pid = String::new();
+        let _ = file.read_to_string(&mut pid);
+        let pid = pid.trim();
+        let who = if pid.is_empty() {
+            "another Codemode Console".to_owned()
+        } else {
+            format!("another Codemode Console (pid {pid})")
+        };
+        (
+            None,
+            Some(format!(
+                "{who} has this data directory open. Both windows see the same runs; decisions are safe from either."
+            )),
+        )
+    }
+}

@@ -1,0 +1,289 @@
+// Executions: the audit log — status chips with counts, text search, a virtualised newest-first list paged from
+// the runtime, and a detail with the timeline of calls, the program, the result and the logs, plus the actions
+// that apply to the run (roll back, recover, save as snippet, delete).
+
+import { app, call, refresh } from "./app.js";
+import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, resultSummary, toast, copy, dialog } from "./widgets.js";
+
+const ROW = 34;
+const PAGE = 200;
+const STATUSES = ["paused", "running", "completed", "error", "rejected", "rolled_back"];
+
+export function executionsView(root, options = {}) {
+  let status = options.status || null;
+  let text = "";
+  let rows = [];
+  let next = null;
+  let exhausted = false;
+  let loading = false;
+  let selected = options.id || null;
+  let tab = "timeline";
+  let report = null;
+  let generation = 0;
+
+  const chips = h("div.chips#status-chips");
+  const search = h("input.search#execution-search", { type: "search", placeholder: "Search ids, code, connector.method, errors" });
+  const viewport = h("div.list-body#executions-list");
+  const spacer = h("div", { style: "position:relative" });
+  viewport.append(spacer);
+  const detail = h("div.detail-pane#execution-detail");
+  clear(root, h("div.split",
+    h("section.list-pane", h("div.list-head", { style: "flex-direction:column;align-items:stretch" }, chips, search), viewport),
+    detail));
+
+  let searchTimer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => { text = search.value.trim(); reload(); }, 150);
+  });
+  viewport.addEventListener("scroll", () => { draw(); maybeMore(); });
+
+  function renderChips() {
+    const counts = (app.overview && app.overview.counts) || {};
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    const chip = (value, label, n) => h(`span.chip${status === value ? ".on" : ""}`, { dataset: { status: value || "all" }, onclick: () => { status = value; reload(); } },
+      label, h("span.n", String(n)));
+    clear(chips, chip(null, "All", total), STATUSES.filter((s) => counts[s] || s === status).map((s) => chip(s, s.replace("_", " "), counts[s] || 0)));
+  }
+
+  async function fetchPage(before) {
+    return call("list_executions", { query: { status, text: text || null, before, limit: PAGE } });
+  }
+
+  /** Reloads from the top, keeping as many rows as were loaded, so live updates do not lose the scroll. */
+  async function reload(keep = false) {
+    const mine = ++generation;
+    const want = keep ? Math.max(rows.length, PAGE) : PAGE;
+    let fresh = [];
+    let cursor = null;
+    let more = true;
+    while (fresh.length < want && more) {
+      const page = await fetchPage(cursor);
+      if (mine !== generation) return;
+      fresh = fresh.concat(page.executions);
+      cursor = page.next || null;
+      more = Boolean(page.next);
+    }
+    rows = fresh;
+    next = cursor;
+    exhausted = !more;
+    if (!keep) viewport.scrollTop = 0;
+    renderChips();
+    draw(true);
+    if (!selected && rows.length) select(rows[0].id);
+    else if (selected) showDetail();
+  }
+
+  async function maybeMore() {
+    if (loading || exhausted) return;
+    if (viewport.scrollTop + viewport.clientHeight < rows.length * ROW - ROW * 20) return;
+    loading = true;
+    const mine = generation;
+    try {
+      const page = await fetchPage(next);
+      if (mine === generation) {
+        rows = rows.concat(page.executions);
+        next = page.next || null;
+        exhausted = !page.next;
+        draw(true);
+      }
+    } finally {
+      loading = false;
+    }
+  }
+
+  let drawn = "";
+  function draw(force = false) {
+    spacer.style.height = `${rows.length * ROW}px`;
+    const first = Math.max(0, Math.floor(viewport.scrollTop / ROW) - 10);
+    const last = Math.min(rows.length, Math.ceil((viewport.scrollTop + viewport.clientHeight) / ROW) + 10);
+    const key = `${first}:${last}:${selected}`;
+    if (!force && key === drawn) return;
+    drawn = key;
+    const slice = rows.slice(first, last).map((row, i) => {
+      const summary = row.pending ? `awaits ${row.pending}` : row.error ? row.error : row.resultPreview ?? "";
+      return h(`div.row${row.id === selected ? ".selected" : ""}`, { style: `top:${(first + i) * ROW}px`, dataset: { id: row.id }, onclick: () => select(row.id) },
+        h("span", statusBadge(row.status)),
+        h("span.idcell", shortId(row.id)),
+        h("span.summary", { title: summary }, summary),
+        h("span.dim", { style: "font-size:12px" }, ago(row.createdAt)),
+        h("span.dim", { style: "font-size:12px;text-align:right", title: "calls" }, String(row.calls)));
+    });
+    if (rows.length === 0) slice.push(h("div.empty", text || status ? "No execution matches." : "No executions yet."));
+    clear(spacer, slice);
+  }
+
+  function select(id) {
+    selected = id;
+    report = null;
+    draw(true);
+    showDetail();
+  }
+
+  async function showDetail() {
+    if (!selected) { clear(detail, h("div.empty", "Select an execution.")); return; }
+    const id = selected;
+    let execution;
+    let plan = [];
+    try {
+      execution = await call("execution", { id });
+      plan = await call("rollback_preview", { id });
+    } catch (error) {
+      if (id === selected) clear(detail, h("div.inline-error", error.message));
+      return;
+    }
+    if (id !== selected) return;
+    clear(detail, renderDetail(execution, plan));
+  }
+
+  function renderDetail(e, plan) {
+    const deciders = e.log.filter((l) => l.decidedBy).map((l) => `${l.decidedBy} ${l.state === "error" ? "rejected" : "approved"} #${l.seq}`);
+    const actions = h("div.actions",
+      plan.length ? h("button.btn.danger#rollback", { onclick: () => rollback(e, plan) }, "Roll back") : null,
+      e.interrupted ? h("button.btn#recover", { onclick: () => recover(e) }, "Recover") : null,
+      e.status === "completed" ? h("button.btn#save-snippet", { onclick: () => saveSnippet(e) }, "Save as snippet") : null,
+      e.status === "paused" ? h("button.btn", { onclick: () => app.open("approvals", { id: e.id }) }, "Open in Approvals") : null,
+      h("button.btn#delete", { onclick: () => remove(e) }, "Delete"));
+    const tabs = ["timeline", "program", "result", "logs"];
+    const body = h("div");
+    const tabBar = h("div.tabs", tabs.map((t) => h(`span.tab${t === tab ? ".on" : ""}`, { dataset: { tab: t }, onclick: () => { tab = t; clear(detail, renderDetail(e, plan)); } }, t[0].toUpperCase() + t.slice(1))));
+    if (tab === "timeline") body.append(timeline(e));
+    if (tab === "program") body.append(h("div.section", h("div.section-body.flush", codeView(e.code))));
+    if (tab === "result") {
+      body.append(e.error ? h("div.inline-error#execution-error", e.error) : null,
+        e.result !== undefined ? h("div.section", h("div.section-head", "Result", h("button.btn.small", { onclick: () => copy(JSON.stringify(e.result, null, 2), "Result copied") }, "Copy")), h("div.section-body#execution-result", jsonTree(e.result, 3))) : null,
+        e.result === undefined && !e.error ? h("div.dim", "No result.") : null);
+    }
+    if (tab === "logs") body.append((e.logs || []).length ? h("div.section", h("div.section-body", h("pre.mono", { style: "margin:0;white-space:pre-wrap" }, e.logs.join("\n")))) : h("div.dim", "Nothing was logged."));
+    return h("div",
+      h("div.detail-head",
+        h("div",
+          h("h1", statusBadge(e.status), " ", h("span.mono.link", { title: "Copy the id", onclick: () => copy(e.id, "Run id copied") }, e.id)),
+          h("div.sub",
+            h("span", `started ${clock(e.createdAt)}`),
+            h("span", `· updated ${clock(e.updatedAt)}`),
+            h("span", `· ${duration(e.updatedAt - e.createdAt)}`),
+            e.source ? h("span", `· from ${e.source}`) : null,
+            deciders.length ? h("span", `· ${deciders.join(", ")}`) : null)),
+        actions),
+      e.interrupted ? h("div.note", "This run's process died mid-pass. Its unfinished call may already have been applied; Recover runs the program again (an approved call waits for you again).") : null,
+      report ? rollbackReport(report) : null,
+      e.error && tab !== "result" ? h("div.inline-error#execution-error", e.error) : null,
+      tabBar, body);
+  }
+
+  function timeline(e) {
+    if (!e.log.length) return h("div.dim", "No connector calls.");
+    return h("div.section", h("div.section-body.flush.timeline#timeline", e.log.map((entry) => {
+      const step = entry.connector === "__step";
+      const name = step ? entry.method : `${entry.connector}.${entry.method}`;
+      const state = entry.state === "executing" && e.status !== "running" && e.status !== "paused" && !entry.interrupted ? "failed" : entry.state;
+      const right = [entry.decidedBy ? `${entry.state === "error" ? "rejected" : "approved"} by ${entry.decidedBy}${entry.decidedAt ? " at " + clock(entry.decidedAt) : ""}` : null, resultSummary(entry.result), state].filter(Boolean).join(" · ");
+      const bodyEl = h("div.entry-body", { hidden: true },
+        h("div", h("h4", "Arguments"), entry.args === undefined ? h("span.dim", "none") : jsonTree(entry.args, 1)),
+        h("div", h("h4", "Result"), entry.result === undefined ? h("span.dim", entry.ephemeral ? "not recorded (re-executed on replay)" : "none") : jsonTree(entry.result, 1)),
+        entry.interrupted ? h("div.note", { style: "grid-column:1/-1" }, "May already have been applied.") : null,
+        entry.divergence ? divergence(entry) : null);
+      const head = h("div.entry-head", { onclick: () => { bodyEl.hidden = !bodyEl.hidden; } }, stateDot(entry), h("span.seq", `#${entry.seq}`),
+        h(`span.name${step ? ".italic" : ""}${entry.state === "reverted" ? ".struck" : ""}`, name),
+        entry.requiresApproval ? h("span.tag", "approval") : null,
+        h("span.right", right));
+      if (entry.divergence) bodyEl.hidden = false;
+      return h("div.entry", { dataset: { seq: entry.seq } }, head, bodyEl);
+    })));
+  }
+
+  function divergence(entry) {
+    const d = entry.divergence || {};
+    const recorded = d.recorded || { connector: entry.connector, method: entry.method, args: entry.args };
+    const attempted = d.attempted || d;
+    const differs = (key) => JSON.stringify((recorded || {})[key]) !== JSON.stringify((attempted || {})[key]);
+    const side = (title, value) => h("div", h("h4", title), ["connector", "method", "args"].map((key) =>
+      h(`div${differs(key) ? ".changed" : ""}`, h("span.dim", `${key}: `), key === "args" ? jsonTree(value[key], 3) : h("span.mono", String(value[key] ?? "")))));
+    return h("div.diverge", side("Recorded", recorded), side("Attempted on replay", attempted));
+  }
+
+  function rollbackReport(r) {
+    return h("div.section#rollback-report", h("div.section-head", "Rollback report", h("span", r.status ? r.status.replace("_", " ") : "")),
+      h("div.section-body",
+        r.reverted.map((c) => h("div", h("span.dot.reverted"), ` reverted #${c.seq} ${c.connector}.${c.method}`)),
+        r.skipped.map((c) => h("div.dim", `skipped #${c.seq} ${c.connector}.${c.method}: ${c.reason}`)),
+        r.failed.map((c) => h("div", { style: "color:var(--red)" }, `failed #${c.seq} ${c.connector}.${c.method}: ${c.error}`)),
+        !r.reverted.length && !r.skipped.length && !r.failed.length ? h("div.dim", "Nothing to revert.") : null));
+  }
+
+  async function rollback(e, plan) {
+    const ok = await dialog("Roll back this run?",
+      h("div", h("p", "These calls will be reverted, in this order:"),
+        h("ol.mono", plan.map((c) => h("li", `#${c.seq} ${c.connector}.${c.method}`)))),
+      [{ label: "Cancel", value: () => false }, { label: "Roll back", className: "danger", primary: true, id: "confirm-rollback", value: () => true }]);
+    if (!ok) return;
+    try {
+      report = await call("rollback", { id: e.id });
+      toast(report.failed.length ? `Rollback: ${report.failed.length} revert(s) failed` : `Rolled back ${report.reverted.length} call(s)`);
+    } catch (error) {
+      toast(error.message);
+    }
+    const kept = report;
+    await refresh();
+    report = kept;
+    showDetail();
+  }
+
+  async function recover(e) {
+    try {
+      const outcome = await call("recover", { id: e.id });
+      toast(outcome.status === "error" ? outcome.error : `Recovered: ${outcome.status}`);
+    } catch (error) {
+      toast(error.message);
+    }
+    refresh();
+  }
+
+  async function saveSnippet(e) {
+    const name = h("input.text#snippet-name", { placeholder: "e.g. weekly-report" });
+    const description = h("textarea.text#snippet-description", { rows: 3, placeholder: "What it does, for agents searching the library" });
+    const result = await dialog("Save as snippet", h("div", h("label", "Name"), name, h("label", "Description"), description),
+      [{ label: "Cancel", value: () => null }, { label: "Save", className: "primary", primary: true, id: "confirm-snippet", value: () => ({ name: name.value.trim(), description: description.value.trim() }) }]);
+    if (!result) return;
+    if (!result.name) { toast("A snippet needs a name"); return; }
+    try {
+      await call("save_snippet", { name: result.name, executionId: e.id, description: result.description || null });
+      toast(`Saved snippet "${result.name}"`);
+    } catch (error) {
+      toast(error.message);
+    }
+  }
+
+  async function remove(e) {
+    const ok = await dialog("Delete this run?", h("p", "The run and its call log are deleted, and what connectors kept to roll it back is dropped. This cannot be undone."),
+      [{ label: "Cancel", value: () => false }, { label: "Delete", className: "danger", primary: true, id: "confirm-delete", value: () => true }]);
+    if (!ok) return;
+    try {
+      await call("delete_execution", { id: e.id });
+      toast("Deleted");
+      selected = null;
+    } catch (error) {
+      toast(error.message);
+    }
+    refresh();
+  }
+
+  app.refreshers.add(() => reload(true));
+  renderChips();
+  reload().catch((error) => clear(detail, h("div.inline-error", error.message)));
+  return {
+    key(key) {
+      const index = rows.findIndex((r) => r.id === selected);
+      if (key === "j" && index < rows.length - 1) select(rows[index + 1].id);
+      else if (key === "k" && index > 0) select(rows[index - 1].id);
+      else if (key === "/") { search.focus(); }
+      else return false;
+      if (key === "j" || key === "k") {
+        const top = rows.findIndex((r) => r.id === selected) * ROW;
+        if (top < viewport.scrollTop || top > viewport.scrollTop + viewport.clientHeight - ROW) viewport.scrollTop = top - viewport.clientHeight / 2;
+      }
+      return true;
+    },
+  };
+}

@@ -1,0 +1,127 @@
+// Connectors (what agents can call, and whether each MCP server is up) and Settings (runtime settings shared
+// with the CLI and `codemode mcp` through connectors.json; this window's preferences).
+
+import { app, call, refresh, applyTheme } from "./app.js";
+import { h, clear, toast, copy } from "./widgets.js";
+
+export function connectorsView(root) {
+  const page = h("div.pagewide#connectors-page");
+  clear(root, page);
+
+  async function load() {
+    const overview = app.overview || {};
+    const head = [h("h2", "Connectors")];
+    if (overview.configError) head.push(h("div.inline-error#config-error", `connectors.json is invalid:\n${overview.configError}`));
+    clear(page, head, h("div.dim", "Starting MCP servers to list their tools…"));
+    let cards;
+    try {
+      cards = await call("connectors");
+    } catch (error) {
+      clear(page, head, h("div.inline-error", error.message));
+      return;
+    }
+    const blocks = cards.map((c) => h("div.section", { dataset: { connector: c.name } },
+      h("div.section-head",
+        h("span", { style: "display:flex;gap:8px;align-items:center;text-transform:none;letter-spacing:0;font-size:13px;color:var(--text)" },
+          h(`span.dot.${c.status === "error" ? "error" : c.status === "ready" ? "applied" : "step"}`, { title: c.status }),
+          h("b.mono", c.name), h("span.tag", c.kind), h("span.dim", c.status)),
+        h("span.mono", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, c.endpoint)),
+      c.error ? h("div.section-body", h("div.inline-error", { style: "margin:0" }, c.error)) : null,
+      c.hint ? h("div.section-body.dim", `Hint for the model: ${c.hint}`) : null,
+      c.methods.length ? h("div.section-body.flush", h("table.methods",
+        h("thead", h("tr", ["Method", "Approval", "Reexecute", "Revertible", "Hidden", "Description"].map((t) => h("th", t)))),
+        h("tbody", c.methods.map((m) => h("tr",
+          h("td.mono", m.name),
+          h("td", m.requiresApproval ? h("span.flag", "✓") : ""),
+          h("td", m.reexecute ? h("span.flag", "✓") : ""),
+          h("td", m.revertible ? h("span.flag", "✓") : ""),
+          h("td", m.hidden ? h("span.flag", "✓") : ""),
+          h("td.dim", (m.description || "").split("\n")[0])))))) : null));
+    clear(page, head, blocks.length ? blocks : h("div.empty", "No connectors are configured. Add them to connectors.json."),
+      h("div.dim", { style: "margin-top:8px" }, `Configured in ${overview.dataDir || ""}/connectors.json — shared with the codemode CLI and codemode mcp.`));
+  }
+
+  load();
+  return {};
+}
+
+export function settingsView(root) {
+  const page = h("div.pagewide#settings-page");
+  clear(root, page);
+
+  async function load() {
+    let settings;
+    try {
+      settings = await call("settings");
+    } catch (error) {
+      clear(page, h("div.inline-error", error.message));
+      return;
+    }
+    const r = settings.runtime;
+    const field = (id, value, type = "text") => h(`input.text#${id}`, { type, value: String(value) });
+    const inputs = {
+      maxExecutions: field("setting-max-executions", r.maxExecutions, "number"),
+      timeoutMs: field("setting-timeout", r.timeoutMs, "number"),
+      memoryLimitMb: field("setting-memory", r.memoryLimitMb, "number"),
+      pausedTtl: field("setting-ttl", r.pausedTtl),
+      expirySweepMinutes: field("setting-sweep", r.expirySweepMinutes, "number"),
+    };
+    const message = h("div");
+    const save = h("button.btn.primary#save-runtime", { onclick: async () => {
+      save.disabled = true;
+      try {
+        const saved = await call("save_runtime_settings", { runtime: {
+          name: r.name,
+          maxExecutions: Number(inputs.maxExecutions.value),
+          timeoutMs: Number(inputs.timeoutMs.value),
+          memoryLimitMb: Number(inputs.memoryLimitMb.value),
+          pausedTtl: inputs.pausedTtl.value.trim(),
+          expirySweepMinutes: Number(inputs.expirySweepMinutes.value),
+        } });
+        clear(message);
+        toast("Saved to connectors.json");
+        settings = saved;
+        refresh();
+      } catch (error) {
+        clear(message, h("div.inline-error#settings-error", error.message));
+      }
+      save.disabled = false;
+    } }, "Save");
+    const notifications = h("input#setting-notifications", { type: "checkbox", checked: settings.preferences.notifications });
+    const theme = h("select#setting-theme", ["system", "light", "dark"].map((t) => h("option", { value: t, selected: settings.preferences.theme === t }, t)));
+    const savePreferences = async () => {
+      try {
+        const saved = await call("save_preferences", { preferences: { notifications: notifications.checked, theme: theme.value } });
+        app.preferences = saved;
+        applyTheme(saved.theme);
+        toast("Preferences saved");
+      } catch (error) {
+        toast(error.message);
+      }
+    };
+    notifications.addEventListener("change", savePreferences);
+    theme.addEventListener("change", savePreferences);
+    const overview = app.overview || {};
+    clear(page,
+      h("h2", "Settings"),
+      h("div.section", h("div.section-head", "Runtime", h("span", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, settings.configPath)),
+        h("div.section-body",
+          h("div.form",
+            h("label", { for: "setting-max-executions" }, "Executions kept"), inputs.maxExecutions, h("span.help", "Older finished runs are pruned (runtime.maxExecutions)."),
+            h("label", { for: "setting-timeout" }, "Pass timeout (ms)"), inputs.timeoutMs, h("span.help", "How long one pass of a program may run."),
+            h("label", { for: "setting-memory" }, "Memory limit (MiB)"), inputs.memoryLimitMb, h("span.help", "Per sandbox worker."),
+            h("label", { for: "setting-ttl" }, "Paused runs expire after"), inputs.pausedTtl, h("span.help", "e.g. 90m, 24h, 7d — then they are rejected."),
+            h("label", { for: "setting-sweep" }, "Expiry sweep (minutes)"), inputs.expirySweepMinutes, h("span.help", "How often expired paused runs are looked for."),
+            h("span"), h("span", save), h("span.help", "Written to connectors.json, which the CLI and codemode mcp read too.")),
+          message)),
+      h("div.section", h("div.section-head", "This window"),
+        h("div.section-body", h("div.form",
+          h("label", { for: "setting-notifications" }, "Desktop notifications"), h("span", notifications), h("span.help", "One per newly paused run."),
+          h("label", { for: "setting-theme" }, "Theme"), theme, h("span.help", "")))),
+      h("div.section", h("div.section-head", "Connect an agent", h("button.btn.small#copy-mcp-config", { onclick: () => copy(overview.mcpConfig || "", "MCP config copied") }, "Copy MCP config")),
+        h("div.section-body", h("div.dim", `Data directory: ${settings.dataDir}`), h("pre.snippet.mono", overview.mcpConfig || ""))));
+  }
+
+  load();
+  return {};
+}

@@ -1,0 +1,239 @@
+// Building blocks shared by the views: element creation (text only — nothing from an agent is ever parsed as
+// HTML), the JSON tree, the code view, status badges, times, toasts and dialogs.
+
+/** h("div.card#id", {onclick}, child, "text", [children]) */
+export function h(spec, props, ...children) {
+  const tag = spec.match(/^[a-z0-9]*/i)[0] || "div";
+  const el = document.createElement(tag);
+  const id = spec.match(/#([\w-]+)/);
+  if (id) el.id = id[1];
+  const classes = [...spec.matchAll(/\.([\w-]+)/g)].map((m) => m[1]);
+  if (classes.length) el.className = classes.join(" ");
+  if (props && (typeof props !== "object" || props instanceof Node || Array.isArray(props))) {
+    children.unshift(props);
+    props = null;
+  }
+  for (const [key, value] of Object.entries(props || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else if (key === "style") el.setAttribute("style", value);
+    else if (key in el && key !== "list") el[key] = value;
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+export function clear(el, ...children) {
+  el.replaceChildren();
+  append(el, children);
+  return el;
+}
+
+export const shortId = (id) => (id && id.length > 24 ? `exec_…${id.slice(-4)}` : id || "");
+
+export function ago(ms) {
+  const s = Math.max(0, Math.round((Date.now() - ms) / 1000));
+  if (s < 45) return "just now";
+  if (s < 90) return "1 min ago";
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const hrs = Math.round(m / 60);
+  if (hrs < 36) return `${hrs} h ago`;
+  return `${Math.round(hrs / 24)} d ago`;
+}
+
+export function clock(ms) {
+  const d = new Date(ms);
+  return d.toLocaleString(undefined, { hour12: false });
+}
+
+export function duration(ms) {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.round(ms / 60000)} min`;
+}
+
+export function statusBadge(status) {
+  return h(`span.status.${status}`, status.replace("_", " "));
+}
+
+/** The dot for a call's state; steps are hollow. */
+export function stateDot(entry) {
+  if (entry.connector === "__step") return h("span.dot.step", { title: "step" });
+  return h(`span.dot.${entry.state}`, { title: entry.state });
+}
+
+/** One-line preview of a value, cut to `max` characters. */
+export function preview(value, max = 120) {
+  if (value === undefined) return "";
+  let text;
+  try {
+    text = typeof value === "string" ? JSON.stringify(value) : JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  if (text === undefined) return "";
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A friendly one-line description of a result, as timelines show it. */
+export function resultSummary(result) {
+  if (result === undefined || result === null) return "";
+  if (Array.isArray(result)) return `${result.length} item${result.length === 1 ? "" : "s"}`;
+  return preview(result, 60);
+}
+
+const ENVELOPES = { __codemode_binary_v1__: "Uint8Array", __codemode_bigint_v1__: "BigInt" };
+
+function size(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A JSON tree: expanded `open` levels deep; long strings cut until clicked; binary envelopes summarised. */
+export function jsonTree(value, open = 2) {
+  const root = h("div.json");
+  root.append(node(value, open, 0));
+  return root;
+}
+
+function node(value, open, depth) {
+  if (value === null) return h("span.o", "null");
+  if (value === undefined) return h("span.o", "undefined");
+  if (typeof value === "string") {
+    const full = JSON.stringify(value);
+    if (full.length <= 160) return h("span.s", full);
+    const span = h("span.s", `${full.slice(0, 120)}…"`);
+    const more = h("span.more", ` ▸ ${size(value.length)}`);
+    const expand = () => { span.textContent = full; more.remove(); };
+    span.addEventListener("click", expand);
+    more.addEventListener("click", expand);
+    return h("span", span, more);
+  }
+  if (typeof value === "number") return h("span.n", String(value));
+  if (typeof value === "boolean") return h("span.o", String(value));
+  if (typeof value === "object" && !Array.isArray(value)) {
+    const keys = Object.keys(value);
+    if (keys.length === 1 && ENVELOPES[keys[0]] && typeof value[keys[0]] === "string") {
+      const kind = ENVELOPES[keys[0]];
+      return h("span.o", kind === "BigInt" ? `${value[keys[0]]}n` : `${kind}, ${size(Math.floor(value[keys[0]].length * 3 / 4))}`);
+    }
+  }
+  const isArray = Array.isArray(value);
+  const entries = isArray ? value.map((v, i) => [i, v]) : Object.entries(value);
+  const [openMark, closeMark] = isArray ? ["[", "]"] : ["{", "}"];
+  if (entries.length === 0) return h("span", `${openMark}${closeMark}`);
+  const body = h("div.indent");
+  const render = () => {
+    clear(body);
+    entries.forEach(([k, v], i) => {
+      body.append(h("div", isArray ? null : [h("span.k", JSON.stringify(String(k))), ": "], node(v, open, depth + 1), i < entries.length - 1 ? "," : ""));
+    });
+  };
+  const collapsed = h("span.more", ` ${entries.length} ${isArray ? "items" : "keys"} `);
+  const wrap = h("span");
+  let expanded = depth < open;
+  const toggle = h("span.toggle", expanded ? "▾ " : "▸ ");
+  const draw = () => {
+    toggle.textContent = expanded ? "▾ " : "▸ ";
+    if (expanded) { render(); clear(wrap, openMark, body, closeMark); }
+    else clear(wrap, openMark, collapsed, closeMark);
+  };
+  toggle.addEventListener("click", () => { expanded = !expanded; draw(); });
+  collapsed.addEventListener("click", () => { expanded = true; draw(); });
+  draw();
+  return h("span", toggle, wrap);
+}
+
+const KEYWORDS = new Set("async await const let var return if else for of in while function new throw try catch finally typeof true false null undefined class extends break continue switch case default".split(" "));
+
+/** Syntax colouring of one line of JavaScript, by token, as text nodes. */
+function colour(line) {
+  const out = [];
+  const re = /(\/\/.*$)|("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_$][\w$]*)/g;
+  let last = 0;
+  for (const m of line.matchAll(re)) {
+    if (m.index > last) out.push(line.slice(last, m.index));
+    if (m[1]) out.push(h("span.com", m[1]));
+    else if (m[2]) out.push(h("span.str", m[2]));
+    else if (m[3]) out.push(h("span.num", m[3]));
+    else if (KEYWORDS.has(m[4])) out.push(h("span.kw", m[4]));
+    else out.push(m[4]);
+    last = m.index + m[0].length;
+  }
+  if (last < line.length) out.push(line.slice(last));
+  return out;
+}
+
+/** Code with line numbers; `hit` (1-based) is highlighted. */
+export function codeView(code, hit) {
+  const lines = (code || "").replace(/\s+$/, "").split("\n");
+  const view = h("div.code");
+  lines.forEach((line, i) => {
+    view.append(h(`div.line${i + 1 === hit ? ".hit" : ""}`, h("span.ln", String(i + 1)), h("span", colour(line))));
+  });
+  return view;
+}
+
+/** The 1-based line of the `n`-th call (0-based) to connector.method in the code, if it can be found. */
+export function callLine(code, connector, method, n = 0) {
+  const lines = (code || "").split("\n");
+  const needle = new RegExp(`\\b${connector}\\s*\\.\\s*${method.replace(/[$]/g, "\\$")}\\s*\\(`);
+  const hits = [];
+  lines.forEach((line, i) => { if (needle.test(line)) hits.push(i + 1); });
+  if (hits.length === 0) return null;
+  return hits[Math.min(n, hits.length - 1)];
+}
+
+export function toast(message) {
+  const el = h("div.toast", message);
+  document.getElementById("toasts").append(el);
+  setTimeout(() => el.remove(), 3800);
+}
+
+export async function copy(text, what = "Copied") {
+  try {
+    await navigator.clipboard.writeText(text);
+    toast(what);
+  } catch {
+    // WebKitGTK may refuse the async clipboard outside a user gesture; fall back to a selection copy.
+    const area = h("textarea", { value: text, style: "position:fixed;opacity:0" });
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+    toast(what);
+  }
+}
+
+/** A modal with a body and buttons; resolves with the clicked button's value (or null on Escape). */
+export function dialog(title, body, buttons) {
+  return new Promise((resolve) => {
+    const root = document.getElementById("modal-root");
+    const close = (value) => { clear(root); document.removeEventListener("keydown", onKey, true); resolve(value); };
+    const onKey = (e) => {
+      if (e.key === "Escape") { e.stopPropagation(); close(null); }
+      if (e.key === "Enter" && !(e.target instanceof HTMLTextAreaElement)) {
+        const primary = buttons.find((b) => b.primary);
+        if (primary) { e.preventDefault(); e.stopPropagation(); close(primary.value()); }
+      }
+    };
+    document.addEventListener("keydown", onKey, true);
+    const modal = h("div.modal", { role: "dialog" }, h("h3", title), body,
+      h("div.buttons", buttons.map((b) => h(`button.btn${b.className ? "." + b.className : ""}`, { onclick: () => close(b.value()), id: b.id }, b.label))));
+    clear(root, h("div.modal-back", { onclick: (e) => { if (e.target === e.currentTarget) close(null); } }, modal));
+    const first = modal.querySelector("input, textarea");
+    if (first) first.focus();
+  });
+}
