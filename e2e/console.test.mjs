@@ -17,8 +17,25 @@ mkdirSync(OUT, { recursive: true });
 
 let browser;
 const results = [];
+/** The app's own figures (issue 8): printed and written to target/e2e/figures.json. */
+const figures = {};
 
+function figure(name, value, unit) {
+  figures[name] = { value, unit };
+  console.log(`     ${name}: ${value} ${unit}`);
+}
+
+/** Resident memory of the app's main process, in MiB. */
+function residentMiB() {
+  const pid = execFileSync("pgrep", ["-n", "-f", "target/debug/codemode-console"], { encoding: "utf8" }).trim();
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+  return Math.round(kb / 102.4) / 10;
+}
+
+/** Starts the app through the driver; returns the time from the request to the first interactive paint. */
 async function session() {
+  const started = Date.now();
   browser = await remote({
     hostname: "127.0.0.1",
     port: 4444,
@@ -28,7 +45,8 @@ async function session() {
       "wdio:enforceWebDriverClassic": true,
     },
   });
-  await browser.waitUntil(async () => (await browser.execute(() => document.body.dataset.ready)) === "true", { timeout: 20000, timeoutMsg: "the window never became ready" });
+  await browser.waitUntil(async () => (await browser.execute(() => document.body.dataset.ready)) === "true", { timeout: 20000, interval: 20, timeoutMsg: "the window never became ready" });
+  return Date.now() - started;
 }
 
 async function closeSession() {
@@ -98,7 +116,7 @@ const WRITE = (path, content) => `async () => {
   return { before: before.entries.length, written };
 }`;
 
-await session();
+figure("start to interactive window, empty database (debug build, incl. WebDriver session)", await session(), "ms");
 
 await test("first run: the empty queue explains how to connect an agent", async () => {
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting for you."), "empty state");
@@ -167,7 +185,7 @@ await test("a pause from a separate codemode process appears, with a desktop not
   assert(outcome.status === "paused", JSON.stringify(outcome));
   const started = Date.now();
   await waitText("#approvals-list", (t) => t.includes("files.write_file"), "the CLI's pause shows without a refresh");
-  console.log(`     the pause appeared after ${Date.now() - started} ms`);
+  figure("pause written by another process → card shown", Date.now() - started, "ms");
   await browser.waitUntil(() => NOTIFY_LOG && readFileSync(NOTIFY_LOG, "utf8").includes("files.write_file awaits approval"),
     { timeout: 10000, timeoutMsg: "no org.freedesktop.Notifications.Notify with the summary" });
   const badge = await text("#approvals-count");
@@ -224,8 +242,9 @@ await test("ten thousand executions: the list scrolls, virtualised", async () =>
   await closeSession();
   execFileSync(join(BIN, "codemode"), ["--home", HOME, "--json", "prune", "--keep", "0"]);
   const seeded = join(ROOT, "target", "debug", "examples", "seed");
-  if (existsSync(seeded)) execFileSync(seeded, [HOME, "10000"]);
-  await session();
+  assert(existsSync(seeded), "target/debug/examples/seed is built by scripts/e2e");
+  execFileSync(seeded, [HOME, "10000"]);
+  figure("start to interactive window, 10,000 executions (debug build, incl. WebDriver session)", await session(), "ms");
   await nav("executions");
   await waitText("#status-chips", (t) => /All\s*1\d{4}/.test(t.replace(/\n/g, " ")), "the counts", 30000);
   const rendered = await browser.execute(() => document.querySelectorAll("#executions-list .row").length);
@@ -233,9 +252,12 @@ await test("ten thousand executions: the list scrolls, virtualised", async () =>
   await browser.execute(() => { const list = document.getElementById("executions-list"); list.scrollTop = 34 * 5000; list.dispatchEvent(new Event("scroll")); });
   await browser.waitUntil(async () => (await browser.execute(() => document.querySelectorAll("#executions-list .row").length)) > 0, { timeout: 10000 });
   await shot("executions-10k");
+  await new Promise((r) => setTimeout(r, 1500));
+  figure("resident memory of the app's main process, idle with 10,000 executions (debug build)", residentMiB(), "MiB");
 });
 
 await closeSession();
+writeFileSync(join(OUT, "figures.json"), JSON.stringify(figures, null, 2));
 const failed = results.filter((r) => !r.ok).length;
 console.log(`${results.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -63,29 +63,43 @@ pub fn start(app: AppHandle) {
             );
             if !fresh.is_empty() && console.preferences(&app).notifications {
                 for action in fresh {
-                    notify(action);
+                    notify(&app, action);
                 }
             }
         }
     });
 }
 
-/// One notification per newly paused run; a failure to notify is logged, never fatal.
-fn notify(action: &PendingAction) {
+/// One notification per newly paused run; clicking it brings the window to that run. A failure to notify is
+/// logged, never fatal.
+fn notify(app: &AppHandle, action: &PendingAction) {
     let summary = format!("{}.{} awaits approval", action.connector, action.method);
     let body = action
         .args
         .as_ref()
         .map(|args| preview(&args.to_string(), 140))
         .unwrap_or_default();
+    let app = app.clone();
+    let id = action.execution_id.clone();
     tauri::async_runtime::spawn_blocking(move || {
         let shown = notify_rust::Notification::new()
             .appname("Codemode Console")
             .summary(&summary)
             .body(&body)
+            .action("default", "Review")
             .show();
-        if let Err(error) = shown {
-            eprintln!("codemode-console: could not show a notification: {error}");
+        match shown {
+            // Waits (on this blocking thread) until the notification is clicked or closed.
+            Ok(handle) => handle.wait_for_action(|clicked| {
+                if clicked == "default" {
+                    if let Some(window) = app.get_webview_window("main") {
+                        let _ = window.unminimize();
+                        let _ = window.set_focus();
+                    }
+                    let _ = app.emit("open-run", json!({ "id": id }));
+                }
+            }),
+            Err(error) => eprintln!("codemode-console: could not show a notification: {error}"),
         }
     });
 }

@@ -143,6 +143,8 @@ async function start() {
     toast(error.message);
   }
   await tauri.event.listen("changed", () => refresh());
+  // A click on a desktop notification: show that run.
+  await tauri.event.listen("open-run", (event) => navigate("approvals", { id: event.payload.id }));
   setInterval(() => { for (const el of document.querySelectorAll("[data-ago]")) el.dispatchEvent(new Event("tick")); }, 30000);
   const paused = (app.overview && app.overview.counts.paused) || 0;
   navigate(paused > 0 || !app.overview ? "approvals" : "approvals");

@@ -2,7 +2,7 @@
 // pending call and its arguments, the program with that call located, and what already happened in the run.
 
 import { app, call, refresh } from "./app.js";
-import { h, clear, ago, clock, shortId, preview, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy } from "./widgets.js";
+import { h, clear, ago, clock, shortId, preview, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane } from "./widgets.js";
 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
@@ -15,9 +15,7 @@ export function approvalsView(root, options = {}) {
   const count = h("span", "");
   const listBody = h("div.list-body#approvals-list");
   const detail = h("div.detail-pane#approval-detail");
-  clear(root, h("div.split",
-    h("section.list-pane", h("div.list-head", h("span", "Waiting for you"), count), listBody),
-    detail));
+  clear(root, splitPane(h("section.list-pane", h("div.list-head", h("span", "Waiting for you"), count), listBody), detail));
 
   async function load() {
     cards = await call("pending");

@@ -3,7 +3,7 @@
 // that apply to the run (roll back, recover, save as snippet, delete).
 
 import { app, call, refresh } from "./app.js";
-import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, resultSummary, toast, copy, dialog } from "./widgets.js";
+import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
 
 const ROW = 34;
 const PAGE = 200;
@@ -27,9 +27,7 @@ export function executionsView(root, options = {}) {
   const spacer = h("div", { style: "position:relative" });
   viewport.append(spacer);
   const detail = h("div.detail-pane#execution-detail");
-  clear(root, h("div.split",
-    h("section.list-pane", h("div.list-head", { style: "flex-direction:column;align-items:stretch" }, chips, search), viewport),
-    detail));
+  clear(root, splitPane(h("section.list-pane", h("div.list-head", { style: "flex-direction:column;align-items:stretch" }, chips, search), viewport), detail));
 
   let searchTimer = null;
   search.addEventListener("input", () => {

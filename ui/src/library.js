@@ -2,7 +2,7 @@
 // path an agent's takes and can approve or reject its pauses inline.
 
 import { app, call, refresh } from "./app.js";
-import { h, clear, clock, jsonTree, codeView, statusBadge, toast, dialog } from "./widgets.js";
+import { h, clear, clock, jsonTree, codeView, statusBadge, toast, dialog, splitPane } from "./widgets.js";
 
 export function snippetsView(root) {
   let snippets = [];
@@ -10,7 +10,7 @@ export function snippetsView(root) {
   const listBody = h("div.list-body#snippets-list");
   const count = h("span", "");
   const detail = h("div.detail-pane#snippet-detail");
-  clear(root, h("div.split", h("section.list-pane", h("div.list-head", h("span", "Snippets"), count), listBody), detail));
+  clear(root, splitPane(h("section.list-pane", h("div.list-head", h("span", "Snippets"), count), listBody), detail));
 
   async function load() {
     snippets = await call("snippets");

@@ -237,3 +237,27 @@ export function dialog(title, body, buttons) {
     if (first) first.focus();
   });
 }
+
+/** A list pane and a detail pane side by side; the divider drags, and the width is remembered. */
+export function splitPane(list, detail) {
+  const saved = Number(localStorage.getItem("listWidth"));
+  if (saved >= 240) list.style.width = `${saved}px`;
+  const handle = h("div.resizer", { title: "Drag to resize" });
+  handle.addEventListener("mousedown", (down) => {
+    down.preventDefault();
+    const startX = down.clientX;
+    const startWidth = list.getBoundingClientRect().width;
+    const move = (e) => {
+      const width = Math.max(240, Math.min(window.innerWidth * 0.6, startWidth + e.clientX - startX));
+      list.style.width = `${width}px`;
+    };
+    const up = () => {
+      document.removeEventListener("mousemove", move);
+      document.removeEventListener("mouseup", up);
+      localStorage.setItem("listWidth", String(Math.round(list.getBoundingClientRect().width)));
+    };
+    document.addEventListener("mousemove", move);
+    document.addEventListener("mouseup", up);
+  });
+  return h("div.split", list, handle, detail);
+}

@@ -219,6 +219,14 @@ pub fn check_connector_names<'a>(names: impl IntoIterator<Item = &'a str>) -> Re
     Ok(())
 }
 
+/// Whether `name` can name a runtime (separate histories per name): letters, digits, `_`, `-` and `.`.
+pub fn is_runtime_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -257,12 +257,7 @@ impl Runtime {
         options: RuntimeOptions,
         connectors: Vec<Arc<dyn Connector>>,
     ) -> Result<Self, RuntimeError> {
-        let name_ok = !options.name.is_empty()
-            && options
-                .name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-        if !name_ok {
+        if !crate::names::is_runtime_name(&options.name) {
             return Err(RuntimeError::Configuration(format!(
                 "Invalid codemode runtime name \"{}\" — use letters, digits, \"_\", \"-\" or \".\"",
                 options.name

@@ -246,12 +246,7 @@ pub fn save_runtime_settings(
 
 /// Settings a person can type that the runtime cannot use.
 fn check_settings(settings: &RuntimeSettings) -> Result<(), String> {
-    let name_ok = !settings.name.is_empty()
-        && settings
-            .name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if !name_ok {
+    if !codemode::names::is_runtime_name(&settings.name) {
         return Err(format!(
             "runtime name \"{}\": use letters, digits, \"_\", \"-\" or \".\"",
             settings.name

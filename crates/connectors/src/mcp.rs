@@ -13,7 +13,6 @@ use rmcp::service::{RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,23 +24,6 @@ const MIN_START_TIMEOUT: Duration = Duration::from_secs(30);
 const STDERR_LINES: usize = 20;
 /// Longer stderr lines are cut: the tail of a failure is what explains it.
 const STDERR_LINE_CHARS: usize = 400;
-
-/// Where a server runs.
-#[derive(Clone)]
-pub enum Endpoint {
-    /// A child process speaking MCP on stdin/stdout.
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-        cwd: Option<PathBuf>,
-    },
-    /// A streamable HTTP server.
-    Http {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-}
 
 /// Per-tool policy from `connectors.json`; every list accepts the original or the sanitised tool name.
 #[derive(Debug, Clone, Default)]
@@ -78,7 +60,8 @@ pub enum ServerState {
 /// An MCP server as a connector.
 pub struct McpConnector {
     name: String,
-    endpoint: Endpoint,
+    /// Where the server runs: `Stdio` or `Http`.
+    endpoint: ConnectorKind,
     policy: Policy,
     call_timeout: Duration,
     revert_timeout: Duration,
@@ -126,14 +109,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl McpConnector {
     pub fn new(
         name: &str,
-        endpoint: Endpoint,
+        endpoint: ConnectorKind,
         policy: Policy,
         call_timeout: Duration,
         revert_timeout: Duration,
     ) -> Self {
         let secrets: Vec<String> = match &endpoint {
-            Endpoint::Stdio { env, .. } => env.values().cloned().collect(),
-            Endpoint::Http { headers, .. } => headers
+            ConnectorKind::Files { .. } => Vec::new(),
+            ConnectorKind::Stdio { env, .. } => env.values().cloned().collect(),
+            ConnectorKind::Http { headers, .. } => headers
                 .values()
                 .flat_map(|v| {
                     // `Bearer <token>`: the token alone may also be echoed back.
@@ -161,24 +145,9 @@ impl McpConnector {
 
     /// The MCP connector a `connectors.json` entry describes; `None` for other kinds.
     pub fn from_config(entry: &ConnectorConfig) -> Option<Self> {
-        let endpoint = match &entry.kind {
-            ConnectorKind::Files { .. } => return None,
-            ConnectorKind::Stdio {
-                command,
-                args,
-                env,
-                cwd,
-            } => Endpoint::Stdio {
-                command: command.clone(),
-                args: args.clone(),
-                env: env.clone(),
-                cwd: cwd.clone(),
-            },
-            ConnectorKind::Http { url, headers } => Endpoint::Http {
-                url: url.clone(),
-                headers: headers.clone(),
-            },
-        };
+        if let ConnectorKind::Files { .. } = entry.kind {
+            return None;
+        }
         let policy = Policy {
             approval: match &entry.approval {
                 Approval::Default => None,
@@ -190,7 +159,7 @@ impl McpConnector {
         };
         Some(McpConnector::new(
             &entry.name,
-            endpoint,
+            entry.kind.clone(),
             policy,
             entry.call_timeout,
             entry.revert_timeout,
@@ -283,7 +252,10 @@ impl McpConnector {
         );
         let stderr = Arc::new(Mutex::new(VecDeque::new()));
         let (service, pid) = match &self.endpoint {
-            Endpoint::Stdio {
+            ConnectorKind::Files { .. } => {
+                return Err("a files connector is not an MCP server".to_owned());
+            }
+            ConnectorKind::Stdio {
                 command,
                 args,
                 env,
@@ -315,7 +287,7 @@ impl McpConnector {
                     }
                 }
             }
-            Endpoint::Http { url, headers } => {
+            ConnectorKind::Http { url, headers } => {
                 let transport = http_transport(url, headers)?;
                 let service = client.serve(transport).await.map_err(|e| e.to_string())?;
                 (service, None)
