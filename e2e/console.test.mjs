@@ -34,14 +34,14 @@ function residentMiB() {
 }
 
 /** Starts the app through the driver; returns the time from the request to the first interactive paint. */
-async function session() {
+async function session(args = []) {
   const started = Date.now();
   browser = await remote({
     hostname: "127.0.0.1",
     port: 4444,
     logLevel: "warn",
     capabilities: {
-      "tauri:options": { application: join(BIN, "codemode-console") },
+      "tauri:options": { application: join(BIN, "codemode-console"), args },
       "wdio:enforceWebDriverClassic": true,
     },
   });
@@ -55,6 +55,8 @@ async function closeSession() {
 }
 
 async function test(name, body) {
+  // E2E_ONLY=<words> runs the matching tests only (for working on one); CI runs them all.
+  if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   const started = Date.now();
   try {
     await body();
@@ -254,6 +256,29 @@ await test("ten thousand executions: the list scrolls, virtualised", async () =>
   await shot("executions-10k");
   await new Promise((r) => setTimeout(r, 1500));
   figure("resident memory of the app's main process, idle with 10,000 executions (debug build)", residentMiB(), "MiB");
+});
+
+await test("a broken connectors.json opens a window that says what is wrong, with its line", async () => {
+  await closeSession();
+  const broken = join(OUT, "broken-home");
+  mkdirSync(broken, { recursive: true });
+  writeFileSync(join(broken, "connectors.json"), '{\n  "connectors": {\n    "files": { "type": "files", "root": 5 }\n  }\n}\n');
+  await session(["--home", broken]);
+  const banner = await waitText("#banners", (t) => t.includes("connectors.json is invalid"), "the banner");
+  assert(banner.includes("connectors.json:3:"), banner);
+  await shot("broken-config");
+});
+
+await test("a database from a newer version opens a window that says so, and is left untouched", async () => {
+  await closeSession();
+  const newer = join(OUT, "newer-home");
+  mkdirSync(newer, { recursive: true });
+  execFileSync("python3", ["-c", "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.commit()", join(newer, "codemode.db")]);
+  const before = readFileSync(join(newer, "codemode.db"));
+  await session(["--home", newer]);
+  await waitText("#view", (t) => t.includes("cannot be opened"), "the full-page message");
+  assert(Buffer.compare(before, readFileSync(join(newer, "codemode.db"))) === 0, "the database is unchanged");
+  await shot("newer-database");
 });
 
 await closeSession();

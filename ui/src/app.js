@@ -46,7 +46,10 @@ async function navigate(name, options = {}) {
   for (const link of document.querySelectorAll(".nav")) link.classList.toggle("active", link.dataset.view === name);
   const root = document.getElementById("view");
   clear(root);
-  if (app.overview && app.overview.fatal) return;
+  if (app.overview && app.overview.fatal) {
+    renderFatal(app.overview);
+    return;
+  }
   app.current = VIEWS[name](root, options) || null;
 }
 
@@ -77,11 +80,7 @@ function renderBanners(overview) {
   const banners = document.getElementById("banners");
   clear(banners);
   if (overview.fatal) {
-    clear(document.getElementById("view"), h("div.fatal",
-      h("h1", "The data directory cannot be opened"),
-      h("p", "Nothing was changed. The console shows what is wrong instead of guessing:"),
-      h("pre.snippet.mono", overview.fatal),
-      h("p.dim", `Data directory: ${overview.dataDir}`)));
+    renderFatal(overview);
     return;
   }
   if (overview.configError) {
@@ -90,6 +89,14 @@ function renderBanners(overview) {
       h("span", "Runs, approvals and rollbacks wait until it is fixed; the audit log is still here.")));
   }
   if (overview.otherInstance) banners.append(h("div.banner.warn", overview.otherInstance));
+}
+
+function renderFatal(overview) {
+  clear(document.getElementById("view"), h("div.fatal#fatal",
+    h("h1", "The data directory cannot be opened"),
+    h("p", "Nothing was changed. The console shows what is wrong instead of guessing:"),
+    h("pre.snippet.mono", overview.fatal),
+    h("p.dim", `Data directory: ${overview.dataDir}`)));
 }
 
 let refreshing = null;

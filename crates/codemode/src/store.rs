@@ -135,6 +135,14 @@ impl Store {
         })?;
         let mut connection = Connection::open(path)?;
         connection.busy_timeout(Duration::from_secs(10))?;
+        // A newer build's database is refused before anything (even the journal mode) is written to it.
+        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(StoreError::NewerSchema {
+                path: path.display().to_string(),
+                found: version,
+            });
+        }
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", "ON")?;

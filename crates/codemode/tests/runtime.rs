@@ -725,7 +725,11 @@ async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
     assert_eq!(folder_mode, 0o700);
     let connection = rusqlite::Connection::open(&db).unwrap();
     connection.pragma_update(None, "user_version", 99).unwrap();
+    connection
+        .pragma_update(None, "journal_mode", "DELETE")
+        .unwrap();
     drop(connection);
+    let before = std::fs::read(&db).unwrap();
     let newer = Runtime::open(&db, options(), vec![]).await;
     assert!(
         newer
@@ -733,6 +737,11 @@ async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
             .unwrap()
             .to_string()
             .contains("written by a newer version of Codemode (schema 99")
+    );
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        before,
+        "a newer database is left exactly as it was"
     );
 }
 
