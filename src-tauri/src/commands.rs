@@ -250,19 +250,17 @@ pub async fn connectors(console: State<'_, Console>) -> CommandResult<Vec<Connec
                 use codemode::Connector;
                 s.name() == c.name
             });
-            let status = match (server.map(|s| s.state()), &c.error) {
-                (_, Some(_)) | (Some(ServerState::Failed { .. }), _) => "error",
-                (Some(ServerState::NotStarted), None) => "stopped",
-                _ => "ready",
+            let (status, server_error) = match (server.map(|s| s.state()), &c.error) {
+                (_, Some(_)) => ("error", None),
+                (Some(ServerState::Failed { error }), None) => ("error", Some(error)),
+                (Some(ServerState::NotStarted), None) => ("stopped", None),
+                _ => ("ready", None),
             };
             ConnectorCard {
                 kind: home.kind_of(&c.name),
                 endpoint: entry.map(|e| endpoint(&e.kind)).unwrap_or_default(),
                 status,
-                error: c.error.or_else(|| match server.map(|s| s.state()) {
-                    Some(ServerState::Failed { error }) => Some(error),
-                    _ => None,
-                }),
+                error: c.error.or(server_error),
                 hint: entry.and_then(|e| e.hint.clone()),
                 methods: c
                     .methods
@@ -364,7 +362,7 @@ pub async fn save_runtime_settings(
             ),
         )
     })?;
-    let settings = RuntimeSettings {
+    let chosen = RuntimeSettings {
         name: runtime.name,
         max_executions: runtime.max_executions,
         timeout: Duration::from_millis(runtime.timeout_ms),
@@ -372,13 +370,9 @@ pub async fn save_runtime_settings(
         paused_ttl,
         expiry_sweep: Duration::from_secs(runtime.expiry_sweep_minutes.saturating_mul(60)),
     };
-    config::save_runtime_settings(&console.dir, &settings)
+    config::save_runtime_settings(&console.dir, &chosen)
         .map_err(|e| CommandError::new("invalid", e.to_string()))?;
     console.reopen().await;
-    settings_view(app, console).await
-}
-
-async fn settings_view(app: AppHandle, console: State<'_, Console>) -> CommandResult<SettingsView> {
     settings(app, console).await
 }
 

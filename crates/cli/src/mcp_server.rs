@@ -134,10 +134,9 @@ impl CodemodeServer {
             ExecutionStatus::Error | ExecutionStatus::Rejected => {
                 Outcome::early_error(id, execution.error.unwrap_or_default())
             }
-            ExecutionStatus::Paused => Outcome::Paused {
-                pending: self.home.runtime.pending(Some(&id)).unwrap_or_default(),
-                execution_id: id,
-                calls: Some(execution.log),
+            ExecutionStatus::Paused => match self.home.runtime.paused_outcome(&id) {
+                Ok(outcome) => outcome,
+                Err(error) => Outcome::early_error(id, error.to_string()),
             },
             ExecutionStatus::Running => {
                 return json!({"status": "running", "executionId": id});

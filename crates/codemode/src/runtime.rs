@@ -114,14 +114,19 @@ impl Methods {
 }
 
 impl Registered {
-    /// The connector's methods: asked once per tools generation, so a restarted server is asked again.
-    async fn methods(&self) -> Result<Arc<Methods>, String> {
+    /// The methods already known for the current tools generation, without asking the connector.
+    fn cached(&self) -> Option<Arc<Methods>> {
         let generation = self.connector.tools_generation();
-        if let Some(methods) = lock(&self.loaded)
+        lock(&self.loaded)
             .as_ref()
             .filter(|m| m.generation == generation)
-        {
-            return Ok(methods.clone());
+            .cloned()
+    }
+
+    /// The connector's methods: asked once per tools generation, so a restarted server is asked again.
+    async fn methods(&self) -> Result<Arc<Methods>, String> {
+        if let Some(methods) = self.cached() {
+            return Ok(methods);
         }
         let tools = self.connector.tools().await?;
         for tool in &tools {
@@ -380,17 +385,7 @@ impl Runtime {
         match self.inner.store.recover(id, self.inner.now())? {
             Recover::Repaused => {
                 self.pass_end(id, ExecutionStatus::Paused).await;
-                Ok(Outcome::Paused {
-                    execution_id: id.to_owned(),
-                    pending: self.inner.store.pending(Some(id))?,
-                    calls: Some(
-                        self.inner
-                            .store
-                            .execution(id)?
-                            .map(|e| e.log)
-                            .unwrap_or_default(),
-                    ),
-                })
+                self.paused_outcome(id)
             }
             Recover::Rerun => self.pass(id, &execution.code).await,
             Recover::NotInterrupted(status) => Ok(Outcome::early_error(
@@ -527,17 +522,16 @@ impl Runtime {
         Ok(report)
     }
 
-    /// What a rollback would revert, newest first: applied calls whose method has a revert. Connectors whose
-    /// methods cannot be had right now (a server that does not start) are assumed revertible, since the
-    /// rollback will try them.
+    /// What a rollback would revert, newest first: applied calls whose method has a revert. It starts no
+    /// server: a connector whose methods are not known yet is assumed revertible, since the rollback will try.
     pub async fn rollback_plan(&self, id: &str) -> Result<Vec<ToolLogEntry>, RuntimeError> {
         let mut plan = Vec::new();
         for entry in self.inner.store.actions_to_revert(id)? {
             let revertible = match self.inner.connector(&entry.connector) {
                 None => false,
-                Some(registered) => match registered.methods().await {
-                    Ok(methods) => methods.tool(&entry.method).is_some_and(|t| t.revertible),
-                    Err(_) => true,
+                Some(registered) => match registered.cached() {
+                    Some(methods) => methods.tool(&entry.method).is_some_and(|t| t.revertible),
+                    None => true,
                 },
             };
             if revertible {
@@ -704,11 +698,7 @@ impl Runtime {
         match store.status(id)? {
             Some(ExecutionStatus::Paused) => {
                 self.pass_end(id, ExecutionStatus::Paused).await;
-                Ok(Outcome::Paused {
-                    execution_id: id.to_owned(),
-                    pending: store.pending(Some(id))?,
-                    calls: Some(calls(store)?),
-                })
+                self.paused_outcome(id)
             }
             Some(ExecutionStatus::Running) => match end {
                 Ok((
@@ -761,6 +751,16 @@ impl Runtime {
             }
             None => Ok(Outcome::early_error(id, format!("No execution \"{id}\""))),
         }
+    }
+
+    /// A paused execution as an Outcome: its pending calls and its call log.
+    pub fn paused_outcome(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let store = &self.inner.store;
+        Ok(Outcome::Paused {
+            execution_id: id.to_owned(),
+            pending: store.pending(Some(id))?,
+            calls: Some(store.execution(id)?.map(|e| e.log).unwrap_or_default()),
+        })
     }
 
     async fn finish_error(&self, id: &str, error: String) -> Result<Outcome, RuntimeError> {
