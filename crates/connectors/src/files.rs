@@ -208,7 +208,7 @@ impl FilesConnector {
                     method: "move_file".into(),
                     path: args.from.clone(),
                     to: Some(args.to.clone()),
-                    after: Some(hash(&BASE64.decode(&moved).unwrap_or_default())),
+                    after: Some(content_hash(&moved)),
                     before: replaced,
                     created_dirs: missing_parents(dir, &args.to),
                     ..UndoRecord::default()
@@ -218,8 +218,7 @@ impl FilesConnector {
         self.save_record(ctx, &record)?;
         // After a crash the move may already have happened: the source is gone and the destination holds it.
         let already = snapshot(dir, &args.from)?.is_none()
-            && snapshot(dir, &args.to)?.map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
-                == record.after;
+            && snapshot(dir, &args.to)?.as_deref().map(content_hash) == record.after;
         if !already {
             create_parents(dir, &args.to)?;
             dir.rename(&args.from, dir, &args.to)
@@ -272,36 +271,37 @@ impl FilesConnector {
         match record.method.as_str() {
             "write_file" | "delete_file" => {
                 let current = snapshot(&dir, &record.path)?;
-                if current
-                    .as_deref()
-                    .map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
-                    != record.after
-                {
-                    return Err(format!(
-                        "{} changed since this call; the current content is kept",
-                        record.path
-                    ));
+                // A revert interrupted after restoring but before noting it finds the file as it was.
+                if current != record.before {
+                    if current.as_deref().map(content_hash) != record.after {
+                        return Err(format!(
+                            "{} changed since this call; the current content is kept",
+                            record.path
+                        ));
+                    }
+                    restore(&dir, &record.path, record.before.as_deref())?;
                 }
-                restore(&dir, &record.path, record.before.as_deref())?;
             }
             _ => {
                 let to = record.to.clone().unwrap_or_default();
                 let current = snapshot(&dir, &to)?;
-                if current
-                    .as_deref()
-                    .map(|c| hash(&BASE64.decode(c).unwrap_or_default()))
-                    != record.after
-                {
-                    return Err(format!("{to} changed since it was moved there; it is kept"));
+                let source = snapshot(&dir, &record.path)?;
+                // A revert interrupted after moving the file back finds it at its source already.
+                let moved_back = source.as_deref().map(content_hash) == record.after
+                    && (current.is_none() || current == record.before);
+                if !moved_back {
+                    if current.as_deref().map(content_hash) != record.after {
+                        return Err(format!("{to} changed since it was moved there; it is kept"));
+                    }
+                    if source.is_some() {
+                        return Err(format!(
+                            "{} exists again since the move; it is kept",
+                            record.path
+                        ));
+                    }
+                    dir.rename(&to, &dir, &record.path)
+                        .map_err(|e| io_error(&to, e))?;
                 }
-                if snapshot(&dir, &record.path)?.is_some() {
-                    return Err(format!(
-                        "{} exists again since the move; it is kept",
-                        record.path
-                    ));
-                }
-                dir.rename(&to, &dir, &record.path)
-                    .map_err(|e| io_error(&to, e))?;
                 restore(&dir, &to, record.before.as_deref())?;
             }
         }
@@ -414,11 +414,23 @@ fn snapshot(dir: &Dir, path: &str) -> Result<Option<String>, String> {
     }
 }
 
+fn content_hash(base64: &str) -> String {
+    hash(&BASE64.decode(base64).unwrap_or_default())
+}
+
+/// Puts `before` back at `path` (or removes it). The content goes to a temporary file renamed over the path,
+/// so a crash leaves either the old or the restored content, never half of it.
 fn restore(dir: &Dir, path: &str, before: Option<&str>) -> Result<(), String> {
     match before {
         Some(content) => {
             let bytes = BASE64.decode(content).map_err(|e| e.to_string())?;
-            dir.write(path, bytes).map_err(|e| io_error(path, e))
+            let name = Path::new(path)
+                .file_name()
+                .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+            let temporary = Path::new(path).with_file_name(format!(".{name}.codemode-restore"));
+            dir.write(&temporary, bytes)
+                .and_then(|()| dir.rename(&temporary, dir, path))
+                .map_err(|e| io_error(path, e))
         }
         None => match dir.remove_file(path) {
             Ok(()) => Ok(()),

@@ -305,6 +305,67 @@ async fn a_repeated_call_with_the_same_seq_applies_once() {
     );
 }
 
+/// A process killed inside a revert, after the file was put back but before that was noted, leaves the
+/// record saying "not reverted": the next revert must see the file already restored and succeed, not fail
+/// with "changed since" (and a move put back must not be moved again).
+#[tokio::test]
+async fn a_revert_interrupted_after_restoring_succeeds_when_retried() {
+    let place = place();
+    let f = files(&place);
+    std::fs::create_dir_all(&place.root).unwrap();
+    std::fs::write(place.root.join("kept.txt"), "original").unwrap();
+    std::fs::write(place.root.join("from.txt"), "moved content").unwrap();
+    std::fs::write(place.root.join("to.txt"), "replaced").unwrap();
+    call(
+        &f,
+        "write_file",
+        json!({"path": "kept.txt", "content": "new"}),
+        0,
+    )
+    .await
+    .unwrap();
+    call(
+        &f,
+        "write_file",
+        json!({"path": "fresh.txt", "content": "x"}),
+        1,
+    )
+    .await
+    .unwrap();
+    call(
+        &f,
+        "move_file",
+        json!({"from": "from.txt", "to": "to.txt", "overwrite": true}),
+        2,
+    )
+    .await
+    .unwrap();
+    // What the interrupted reverts had already done.
+    std::fs::write(place.root.join("kept.txt"), "original").unwrap();
+    std::fs::remove_file(place.root.join("fresh.txt")).unwrap();
+    std::fs::rename(place.root.join("to.txt"), place.root.join("from.txt")).unwrap();
+    for seq in [2, 1, 0] {
+        let method = if seq == 2 { "move_file" } else { "write_file" };
+        assert_eq!(
+            f.revert(method, None, None, ctx(seq)).await,
+            Ok(true),
+            "seq {seq}"
+        );
+    }
+    let read = |name: &str| std::fs::read_to_string(place.root.join(name)).ok();
+    assert_eq!(read("kept.txt").as_deref(), Some("original"));
+    assert_eq!(read("fresh.txt"), None);
+    assert_eq!(read("from.txt").as_deref(), Some("moved content"));
+    assert_eq!(read("to.txt").as_deref(), Some("replaced"));
+    let leftovers: Vec<_> = std::fs::read_dir(&place.root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("codemode-restore"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
 const WRITES: &str = "async () => {
   await files.write_file({ path: 'new.txt', content: 'brand new' });
   await files.write_file({ path: 'existing.txt', content: 'overwritten' });
