@@ -34,6 +34,7 @@ impl From<codemode::RuntimeError> for CommandError {
             E::Executor(_) => "sandbox",
             E::NotFound(_) => "not_found",
             E::Interrupted(_) => "interrupted",
+            E::Busy(_) => "busy",
         };
         CommandError::new(code, error.to_string())
     }

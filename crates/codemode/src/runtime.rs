@@ -15,7 +15,7 @@ use crate::model::{
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
-use crate::store::{Decision, Recover, Resume, Store, StoreError, unserialisable};
+use crate::store::{Decision, Recover, Resume, RollbackClaim, Store, StoreError, unserialisable};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -91,6 +91,9 @@ pub enum RuntimeError {
     NotFound(String),
     #[error("a pass was interrupted: {0}")]
     Interrupted(String),
+    /// Another live process holds the run (a pass or a rollback): nothing was changed.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// A connector and, once known, its methods.
@@ -364,6 +367,12 @@ impl Runtime {
                     "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
                 ),
             )),
+            Resume::RollingBack(pid) => Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
+                ),
+            )),
             Resume::Missing => Ok(Outcome::early_error(
                 id,
                 format!("No execution \"{id}\" to resume."),
@@ -398,6 +407,12 @@ impl Runtime {
                 id,
                 format!(
                     "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
+                ),
+            )),
+            Recover::RollingBack(pid) => Ok(Outcome::early_error(
+                id,
+                format!(
+                    "Execution \"{id}\" is being rolled back by process {pid}; it cannot be recovered."
                 ),
             )),
             Recover::Missing => Ok(Outcome::early_error(
@@ -459,7 +474,47 @@ impl Runtime {
     /// revert is reverted (approval-gated or not); missing connectors and methods without revert are skipped;
     /// a failed or timed-out revert does not stop the rest. The run becomes `rolled_back` only when at least
     /// one call was reverted. A second rollback finds nothing left to revert.
+    ///
+    /// The run is claimed first, so nothing is approved or recovered while it is being compensated and two
+    /// rollbacks never revert the same call; a run whose pass is live in another process is refused
+    /// ([`RuntimeError::Busy`]).
     pub async fn rollback(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
+        match self.inner.store.claim_rollback(id, self.inner.now())? {
+            RollbackClaim::Claimed => {}
+            RollbackClaim::Missing => {
+                return Ok(RollbackReport {
+                    execution_id: id.to_owned(),
+                    ..RollbackReport::default()
+                });
+            }
+            RollbackClaim::Running(pid) => {
+                return Err(RuntimeError::Busy(format!(
+                    "Execution \"{id}\" is running in process {pid}; it can be rolled back once its pass ends."
+                )));
+            }
+            RollbackClaim::RollingBack(pid) => {
+                return Err(RuntimeError::Busy(format!(
+                    "Execution \"{id}\" is already being rolled back by process {pid}."
+                )));
+            }
+        }
+        let compensated = self.compensate(id).await;
+        let rolled_back = compensated
+            .as_ref()
+            .is_ok_and(|report| !report.reverted.is_empty());
+        self.inner
+            .store
+            .finish_rollback(id, rolled_back, self.inner.now())?;
+        let mut report = compensated?;
+        if rolled_back {
+            self.dispose(id, ExecutionStatus::RolledBack).await;
+        }
+        report.status = self.inner.store.status(id)?;
+        Ok(report)
+    }
+
+    /// Reverts what a claimed rollback finds applied.
+    async fn compensate(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
         let mut report = RollbackReport {
             execution_id: id.to_owned(),
             ..RollbackReport::default()
@@ -514,11 +569,6 @@ impl Runtime {
                 }),
             }
         }
-        if !report.reverted.is_empty() {
-            self.inner.store.mark_rolled_back(id, self.inner.now())?;
-            self.dispose(id, ExecutionStatus::RolledBack).await;
-        }
-        report.status = self.inner.store.status(id)?;
         Ok(report)
     }
 

@@ -16,7 +16,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -64,6 +64,10 @@ const MIGRATIONS: &[&str] = &[
     // 2: the process that owns a running pass, to tell an interrupted run from a live one.
     "ALTER TABLE cm_executions ADD COLUMN owner_pid INTEGER;
      ALTER TABLE cm_executions ADD COLUMN owner_started INTEGER;",
+    // 3: the process rolling a run back, so that no approval or recovery applies anything meanwhile and two
+    // rollbacks never revert the same call twice.
+    "ALTER TABLE cm_executions ADD COLUMN rollback_pid INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN rollback_started INTEGER;",
 ];
 
 /// Store failures that are not runtime outcomes.
@@ -98,6 +102,19 @@ pub enum Decision {
 pub enum Resume {
     Resumed,
     NotPaused(ExecutionStatus),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    Missing,
+}
+
+/// The result of trying to claim a run for rollback.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RollbackClaim {
+    Claimed,
+    /// A live process is running a pass of it.
+    Running(u32),
+    /// A live process is already rolling it back.
+    RollingBack(u32),
     Missing,
 }
 
@@ -110,6 +127,8 @@ pub enum Recover {
     Rerun,
     NotInterrupted(ExecutionStatus),
     StillRunning(u32),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
     Missing,
 }
 
@@ -408,8 +427,12 @@ impl Store {
             let Some(status) = status_of(tx, id)? else {
                 return Ok(Resume::Missing);
             };
+            if let Some(holder) = live_rollback(tx, id)? {
+                return Ok(Resume::RollingBack(holder.pid));
+            }
             let changed = tx.execute(
-                "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4
+                "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
+                     rollback_pid = NULL, rollback_started = NULL
                  WHERE id = ?1 AND status = 'paused'",
                 params![id, now, self.owner.pid, self.owner.started as i64],
             )?;
@@ -509,12 +532,77 @@ impl Store {
         })
     }
 
-    /// The run becomes `rolled_back` (whatever it was: reference §5).
-    pub fn mark_rolled_back(&self, id: &str, now: i64) -> Result<(), StoreError> {
+    /// Claims a run for rollback: refused while a live process runs a pass of it or rolls it back; the claim
+    /// of a process that died mid-rollback is taken over (its reverts are retried: connectors make them
+    /// idempotent).
+    pub fn claim_rollback(&self, id: &str, now: i64) -> Result<RollbackClaim, StoreError> {
+        self.write(|tx| {
+            let row = tx
+                .query_row(
+                    "SELECT status, owner_pid, owner_started, rollback_pid, rollback_started
+                     FROM cm_executions WHERE id = ?1",
+                    params![id],
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            owner_of(row.get(1)?, row.get(2)?),
+                            row.get::<_, Option<u32>>(3)?,
+                            row.get::<_, Option<i64>>(4)?,
+                        ))
+                    },
+                )
+                .optional()?;
+            let Some((status, owner, holder_pid, holder_started)) = row else {
+                return Ok(RollbackClaim::Missing);
+            };
+            if status == "running"
+                && let Some(owner) = owner
+                && owner.is_alive()
+            {
+                return Ok(RollbackClaim::Running(owner.pid));
+            }
+            if let Some(holder) = owner_of(holder_pid, holder_started)
+                && holder.is_alive()
+            {
+                return Ok(RollbackClaim::RollingBack(holder.pid));
+            }
+            let claimed = tx.execute(
+                "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, updated_at = ?7
+                 WHERE id = ?1 AND status = ?2 AND rollback_pid IS ?3 AND rollback_started IS ?4",
+                params![
+                    id,
+                    status,
+                    holder_pid,
+                    holder_started,
+                    self.owner.pid,
+                    self.owner.started as i64,
+                    now
+                ],
+            )?;
+            Ok(if claimed == 1 {
+                RollbackClaim::Claimed
+            } else {
+                RollbackClaim::RollingBack(holder_pid.unwrap_or(0))
+            })
+        })
+    }
+
+    /// Ends this process's rollback claim; with `rolled_back`, the run becomes `rolled_back` (whatever it
+    /// was: reference §5) in the same transaction.
+    pub fn finish_rollback(&self, id: &str, rolled_back: bool, now: i64) -> Result<(), StoreError> {
+        let status = if rolled_back {
+            "'rolled_back'"
+        } else {
+            "status"
+        };
         self.write(|tx| {
             tx.execute(
-                "UPDATE cm_executions SET status = 'rolled_back', updated_at = ?2 WHERE id = ?1",
-                params![id, now],
+                &format!(
+                    "UPDATE cm_executions SET status = {status}, rollback_pid = NULL, rollback_started = NULL,
+                         updated_at = ?2
+                     WHERE id = ?1 AND rollback_pid IS ?3 AND rollback_started IS ?4"
+                ),
+                params![id, now, self.owner.pid, self.owner.started as i64],
             )?;
             Ok(())
         })
@@ -595,6 +683,9 @@ impl Store {
                 && owner.is_alive()
             {
                 return Ok(Recover::StillRunning(owner.pid));
+            }
+            if let Some(holder) = live_rollback(tx, id)? {
+                return Ok(Recover::RollingBack(holder.pid));
             }
             let claimed = tx.execute(
                 "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
@@ -891,6 +982,19 @@ fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntr
         })
     })?;
     rows.collect()
+}
+
+/// The live process holding a run's rollback claim, if any.
+fn live_rollback(connection: &Connection, id: &str) -> rusqlite::Result<Option<ProcessIdentity>> {
+    let holder = connection
+        .query_row(
+            "SELECT rollback_pid, rollback_started FROM cm_executions WHERE id = ?1",
+            params![id],
+            |row| Ok(owner_of(row.get(0)?, row.get(1)?)),
+        )
+        .optional()?
+        .flatten();
+    Ok(holder.filter(|holder| holder.is_alive()))
 }
 
 fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<ExecutionStatus>> {
