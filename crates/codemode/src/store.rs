@@ -522,12 +522,22 @@ impl Store {
     }
 
     /// Marks one applied call reverted.
+    /// Marks one call reverted and, in the same transaction, the run `rolled_back` (reference §5: a
+    /// rollback that reverted something): a rollback killed after its last revert but before it finished
+    /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached.
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
+            let reverted = tx.execute(
                 "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND seq = ?2 AND state = 'applied'",
                 params![id, seq as i64],
             )?;
+            if reverted == 1 {
+                tx.execute(
+                    "UPDATE cm_executions SET status = 'rolled_back'
+                     WHERE id = ?1 AND rollback_pid IS ?2 AND rollback_started IS ?3",
+                    params![id, self.owner.pid, self.owner.started as i64],
+                )?;
+            }
             touch(tx, id, now)
         })
     }
