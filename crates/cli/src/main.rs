@@ -1,11 +1,11 @@
 //! `codemode`: the command line over a data directory (SPEC §5) — run code, answer the approval queue, read the
 //! audit log, manage snippets — and `codemode mcp`, the stdio MCP server agents connect to.
 
-mod mcp_server;
 mod render;
 
 use clap::{Parser, Subcommand};
 use codemode::{Actor, ExecutionStatus, Outcome, SaveSnippet};
+use codemode_cli::mcp_server;
 use connectors::config::parse_age_text;
 use connectors::{Home, HomeOptions};
 use serde::Serialize;

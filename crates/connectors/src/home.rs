@@ -3,7 +3,7 @@
 
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};
-use codemode::{Clock, Runtime, RuntimeError, RuntimeOptions};
+use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -36,6 +36,9 @@ pub struct HomeOptions {
     pub clock: Option<Arc<dyn Clock>>,
     /// The sandbox worker binary; found beside the executable when `None`.
     pub worker: Option<PathBuf>,
+    /// Connectors the host brings itself (an embedder's in-process services), after those of
+    /// `connectors.json`.
+    pub extra_connectors: Vec<Arc<dyn Connector>>,
 }
 
 /// An opened data directory. A broken `connectors.json` does not stop it from opening: the runtime then has
@@ -57,13 +60,14 @@ impl Home {
             Ok(config) => (Some(config), None),
             Err(error) => (None, Some(error.to_string())),
         };
-        let (connectors, config_error) = match &config {
+        let (mut connectors, config_error) = match &config {
             Some(config) => match Connectors::build(config, dir) {
                 Ok(built) => (built, config_error),
                 Err(message) => (Connectors::default(), Some(message)),
             },
             None => (Connectors::default(), config_error),
         };
+        connectors.all.extend(options.extra_connectors);
         let settings = config
             .as_ref()
             .map(|c| c.runtime.clone())
