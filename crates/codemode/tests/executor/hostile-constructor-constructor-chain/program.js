@@ -1,0 +1,1 @@
+return (function () {}).constructor.constructor('return process')()

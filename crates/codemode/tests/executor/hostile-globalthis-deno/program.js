@@ -1,0 +1,1 @@
+return globalThis.Deno.readTextFileSync('/etc/passwd')

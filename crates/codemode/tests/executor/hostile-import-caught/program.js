@@ -1,0 +1,1 @@
+try { await import('node:' + 'fs') } catch (e) { return [e instanceof Error, String(e.message)] }

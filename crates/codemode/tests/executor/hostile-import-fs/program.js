@@ -1,0 +1,1 @@
+const fs = await import('fs'); return fs.readFileSync('/etc/passwd', 'utf8')

@@ -1,0 +1,1 @@
+const spin = () => Promise.resolve().then(spin); spin(); return 'returned first'

@@ -1,0 +1,1 @@
+for (let i = 0; i < 1e6; i++) new Promise(() => {}); return 'done'

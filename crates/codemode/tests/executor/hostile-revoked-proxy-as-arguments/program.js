@@ -1,0 +1,1 @@
+const {proxy, revoke} = Proxy.revocable({}, {}); revoke(); await items.echo(proxy)

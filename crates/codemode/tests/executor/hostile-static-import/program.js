@@ -1,0 +1,1 @@
+import fs from 'fs'; return fs.readFileSync('/etc/passwd', 'utf8')

@@ -1,0 +1,1 @@
+return await items.echo({x: 1, [Symbol.toPrimitive]() { throw new Error('never called') }})

@@ -1,0 +1,1 @@
+await items.echo({toJSON() { const a = {}; a.a = a; return a }})
