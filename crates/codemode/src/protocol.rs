@@ -6,7 +6,7 @@
 //! lines that need no answer. Values travel as raw JSON in the storage codec (binary and bigint envelopes), so
 //! neither side re-encodes what it only forwards.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::value::RawValue;
 use std::io::{self, BufRead, Write};
 
@@ -19,9 +19,17 @@ pub struct ReplayEntry {
     pub seq: u64,
     pub connector: String,
     pub method: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "keep_null",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub args: Option<Box<RawValue>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "keep_null",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub result: Option<Box<RawValue>>,
 }
 
@@ -38,7 +46,11 @@ pub enum HostMessage {
     },
     /// A value for the pending request (a call's result, a step's recorded value, search output…).
     Ok {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "keep_null",
+            skip_serializing_if = "Option::is_none"
+        )]
         value: Option<Box<RawValue>>,
     },
     /// The pending call failed; the program sees `Error(message)`.
@@ -80,7 +92,11 @@ pub enum WorkerMessage {
         seq: u64,
         connector: String,
         method: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "keep_null",
+            skip_serializing_if = "Option::is_none"
+        )]
         args: Option<Box<RawValue>>,
         /// Set when the arguments could not be serialised (cycle, throwing getter or toJSON…).
         #[serde(default, rename = "argsError", skip_serializing_if = "Option::is_none")]
@@ -92,7 +108,11 @@ pub enum WorkerMessage {
     },
     StepRecord {
         seq: u64,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "keep_null",
+            skip_serializing_if = "Option::is_none"
+        )]
         value: Option<Box<RawValue>>,
         #[serde(
             default,
@@ -115,7 +135,11 @@ pub enum WorkerMessage {
     },
     Done {
         status: DoneStatus,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[serde(
+            default,
+            deserialize_with = "keep_null",
+            skip_serializing_if = "Option::is_none"
+        )]
         result: Option<Box<RawValue>>,
         /// Set when the final value could not be serialised.
         #[serde(
@@ -144,12 +168,14 @@ struct Wire {
     code: Option<String>,
     connectors: Option<Vec<String>>,
     log: Option<Vec<ReplayEntry>>,
+    #[serde(default, deserialize_with = "keep_null")]
     value: Option<Box<RawValue>>,
     message: Option<String>,
     version: Option<u32>,
     seq: Option<u64>,
     connector: Option<String>,
     method: Option<String>,
+    #[serde(default, deserialize_with = "keep_null")]
     args: Option<Box<RawValue>>,
     args_error: Option<String>,
     value_error: Option<String>,
@@ -158,6 +184,7 @@ struct Wire {
     target: Option<String>,
     line: Option<String>,
     status: Option<DoneStatus>,
+    #[serde(default, deserialize_with = "keep_null")]
     result: Option<Box<RawValue>>,
     result_error: Option<String>,
     error: Option<String>,
@@ -267,6 +294,14 @@ pub fn read_message<R: BufRead, M: for<'de> Deserialize<'de>>(
 /// Raw JSON for a serialisable value.
 pub fn raw<T: Serialize + ?Sized>(value: &T) -> Box<RawValue> {
     serde_json::value::to_raw_value(value).unwrap_or_else(|_| raw_null())
+}
+
+/// A present `null` is a value (`Some(null)`); only an absent field is `None`: JavaScript's `null` and
+/// `undefined` differ, and a replay must hand the program the one the first pass saw.
+fn keep_null<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Box<RawValue>>, D::Error> {
+    Box::<RawValue>::deserialize(deserializer).map(Some)
 }
 
 fn raw_null() -> Box<RawValue> {

@@ -758,7 +758,11 @@ impl Runtime {
                     },
                     logs,
                 )) => {
-                    let result = result.and_then(|r| serde_json::from_str::<Value>(r.get()).ok());
+                    let (result, result_error) = match result.as_deref().map(parse_raw).transpose()
+                    {
+                        Ok(result) => (result, result_error),
+                        Err(reason) => (None, result_error.or(Some(reason))),
+                    };
                     let audit = match &result_error {
                         Some(reason) => Some(Value::String(format!(
                             "[codemode: result omitted from the audit trail — {}]",
@@ -851,6 +855,22 @@ fn quoted_list(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// A step value that cannot be stored ends the run: replay could not hand it back.
+fn step_unrecordable(host: &RuntimeHost, seq: u64, reason: &str, now: i64) -> bool {
+    let name = host.steps.get(&seq).cloned().unwrap_or_default();
+    let what = format!("The result of {}.{name}", crate::STEP_CONNECTOR);
+    let _ = host
+        .inner
+        .store
+        .fail_unrecordable(&host.id, seq, &unserialisable(&what, reason), now);
+    false
+}
+
+/// A value from the worker as JSON; deeper than serde_json's 128 levels is an error, not a silent nothing.
+fn parse_raw(raw: &RawValue) -> Result<Value, String> {
+    serde_json::from_str(raw.get()).map_err(|e| e.to_string())
+}
+
 /// Answers a pass's requests: every connector call goes through `decide` and `record_result`.
 struct RuntimeHost {
     inner: Arc<Inner>,
@@ -880,10 +900,18 @@ impl PassHost for RuntimeHost {
                 Ok(()) | Err(_) => CallAnswer::Stop,
             };
         }
-        let args = call
-            .args
-            .as_deref()
-            .and_then(|a| serde_json::from_str::<Value>(a.get()).ok());
+        let args = match call.args.as_deref().map(parse_raw).transpose() {
+            Ok(args) => args,
+            Err(reason) => {
+                let message = unserialisable(
+                    &format!("Arguments to {}.{}", call.connector, call.method),
+                    &reason,
+                );
+                return match store.fail(&self.id, &message, now) {
+                    Ok(()) | Err(_) => CallAnswer::Stop,
+                };
+            }
+        };
         let methods = match self.handle.block_on(registered.methods()) {
             Ok(methods) => methods,
             Err(message) => return CallAnswer::Error(message),
@@ -957,26 +985,18 @@ impl PassHost for RuntimeHost {
     fn step_record(&mut self, seq: u64, value: Result<Option<Box<RawValue>>, String>) -> bool {
         let now = self.inner.now();
         match value {
-            Ok(value) => {
-                let value = value.and_then(|v| serde_json::from_str::<Value>(v.get()).ok());
-                self.inner
+            Ok(value) => match value.as_deref().map(parse_raw).transpose() {
+                Ok(value) => self
+                    .inner
                     .store
                     .record_result(&self.id, seq, value.as_ref(), now)
-                    .unwrap_or(false)
-            }
-            Err(reason) => {
-                let name = self.steps.get(&seq).cloned().unwrap_or_default();
-                let what = format!("The result of {}.{name}", crate::STEP_CONNECTOR);
-                let _ = self.inner.store.fail_unrecordable(
-                    &self.id,
-                    seq,
-                    &unserialisable(&what, &reason),
-                    now,
-                );
-                false
-            }
+                    .unwrap_or(false),
+                Err(reason) => step_unrecordable(self, seq, &reason, now),
+            },
+            Err(reason) => step_unrecordable(self, seq, &reason, now),
         }
     }
+
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
         self.handle
             .block_on(self.inner.search(query))

@@ -874,3 +874,41 @@ async fn the_change_token_moves_on_writes_from_this_and_other_connections() {
     let counts = watcher.status_counts().unwrap();
     assert_eq!(counts, vec![(codemode::ExecutionStatus::Completed, 2)]);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn null_stays_null_across_the_worker_boundary_and_on_replay() {
+    let db = temp_db();
+    let runtime = open(&db, &Items::new()).await;
+    let bare = json_of(&runtime.execute("async () => null").await.unwrap());
+    assert_eq!(bare["status"], "completed");
+    assert_eq!(bare.get("result"), Some(&Value::Null), "{bare}");
+    let code = "async () => { const s = await codemode.step('s', () => null); \
+                const item = await items.create_item({ title: 'x' }); \
+                return [s === null, s === undefined, item.title]; }";
+    let paused = runtime.execute(code).await.unwrap();
+    assert_eq!(json_of(&paused)["status"], "paused");
+    let done = json_of(
+        &runtime
+            .approve(paused.execution_id(), Actor::Api)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(done["result"], json!([true, false, "x"]), "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn arguments_too_deep_to_record_end_the_run_instead_of_calling_with_nothing() {
+    let db = temp_db();
+    let items = Items::new();
+    let runtime = open(&db, &items).await;
+    let code = "async () => { let a = 0; for (let i = 0; i < 200; i++) a = [a]; \
+                return await items.create_item({ title: 'deep', nested: a }); }";
+    let outcome = json_of(&runtime.execute(code).await.unwrap());
+    assert_eq!(outcome["status"], "error", "{outcome}");
+    let error = outcome["error"].as_str().unwrap_or_default();
+    assert!(error.contains("Arguments to items.create_item"), "{error}");
+    assert!(
+        runtime.pending(None).unwrap().is_empty(),
+        "nothing waits for approval"
+    );
+}
