@@ -395,9 +395,18 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     )
                 })?,
             },
-            expiry_sweep: r
-                .expiry_sweep_minutes
-                .map_or(defaults.expiry_sweep, |m| Duration::from_secs(m * 60)),
+            expiry_sweep: match r.expiry_sweep_minutes {
+                None => defaults.expiry_sweep,
+                Some(minutes) => minutes
+                    .checked_mul(60)
+                    .map(Duration::from_secs)
+                    .ok_or_else(|| {
+                        at(
+                            "\"expirySweepMinutes\"",
+                            "expirySweepMinutes is too large".to_owned(),
+                        )
+                    })?,
+            },
         },
     };
     let mut connectors: Vec<ConnectorConfig> = Vec::new();

@@ -203,6 +203,9 @@ fn errors_name_the_file_line_and_column() {
         ttl.message,
         "pausedTtl must be a duration such as \"0s\", \"90m\", \"24h\" or \"7d\""
     );
+    // Found by the property test: minutes × 60 overflowed and panicked.
+    let sweep = parsed(r#"{"runtime": {"expirySweepMinutes": 18446744073709551615}}"#).unwrap_err();
+    assert_eq!(sweep.message, "expirySweepMinutes is too large");
 }
 
 #[test]
