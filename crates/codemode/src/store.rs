@@ -9,7 +9,9 @@ use crate::model::{
 use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{
+    Connection, OptionalExtension, Params, Row, Transaction, TransactionBehavior, params,
+};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
@@ -139,6 +141,33 @@ pub struct Store {
     owner: ProcessIdentity,
 }
 
+/// Every statement goes through the connection's statement cache: preparing SQL costs more than running
+/// these small statements, and a pass runs several of them.
+trait CachedStatements {
+    fn execute_cached<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
+    fn query_row_cached<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T>;
+}
+
+impl CachedStatements for Connection {
+    fn execute_cached<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
+        self.prepare_cached(sql)?.execute(params)
+    }
+
+    fn query_row_cached<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
+        &self,
+        sql: &str,
+        params: P,
+        f: F,
+    ) -> rusqlite::Result<T> {
+        self.prepare_cached(sql)?.query_row(params, f)
+    }
+}
+
 impl Store {
     /// Opens (creating and migrating) the database for the runtime `name`.
     pub fn open(path: &Path, runtime: &str) -> Result<Self, StoreError> {
@@ -154,8 +183,10 @@ impl Store {
         })?;
         let mut connection = Connection::open(path)?;
         connection.busy_timeout(Duration::from_secs(10))?;
+        connection.set_prepared_statement_cache_capacity(64);
         // A newer build's database is refused before anything (even the journal mode) is written to it.
-        let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        let version: i64 =
+            connection.query_row_cached("PRAGMA user_version", [], |row| row.get(0))?;
         if version > SCHEMA_VERSION {
             return Err(StoreError::NewerSchema {
                 path: path.display().to_string(),
@@ -205,7 +236,7 @@ impl Store {
     ) -> Result<Vec<String>, StoreError> {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         self.write(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "INSERT INTO cm_executions
                    (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started)
                  VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8)",
@@ -236,7 +267,7 @@ impl Store {
                 return Ok(Decision::Pause);
             }
             let existing = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT connector, method, args, result, ephemeral, state FROM cm_log
                      WHERE execution_id = ?1 AND seq = ?2",
                     params![id, seq as i64],
@@ -279,7 +310,7 @@ impl Store {
                         return Ok(Decision::Replay(result));
                     }
                     Some(EntryState::Pending) => {
-                        tx.execute(
+                        tx.execute_cached(
                             "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2",
                             params![id, seq as i64],
                         )?;
@@ -302,14 +333,14 @@ impl Store {
                 }
             }
             let state = if requires_approval { "pending" } else { "executing" };
-            tx.execute(
+            tx.execute_cached(
                 "INSERT OR REPLACE INTO cm_log
                    (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
                  VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)",
                 params![id, seq as i64, connector, method, args_text, requires_approval, ephemeral, state],
             )?;
             if requires_approval {
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
                     params![id, now],
                 )?;
@@ -331,7 +362,7 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let Some((connector, method, ephemeral)) = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
                     params![id, seq as i64],
                     |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?)),
@@ -349,7 +380,7 @@ impl Store {
                 let size = utf16_len(text);
                 if size > MAX_DURABLE_VALUE {
                     let message = too_large_message(&format!("The result of {connector}.{method}"), size);
-                    tx.execute(
+                    tx.execute_cached(
                         "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
                         params![id, seq as i64],
                     )?;
@@ -357,7 +388,7 @@ impl Store {
                     return Ok(false);
                 }
             }
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
                 params![id, seq as i64, text],
             )?;
@@ -375,7 +406,7 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending')",
                 params![id, seq as i64],
             )?;
@@ -406,7 +437,7 @@ impl Store {
         });
         let logs_text = logs_for_storage(logs);
         self.write(|tx| {
-            let changed = tx.execute(
+            let changed = tx.execute_cached(
                 "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
                  WHERE id = ?1 AND status = 'running'",
                 params![id, result_text, logs_text, now],
@@ -430,7 +461,7 @@ impl Store {
             if let Some(holder) = live_rollback(tx, id)? {
                 return Ok(Resume::RollingBack(holder.pid));
             }
-            let changed = tx.execute(
+            let changed = tx.execute_cached(
                 "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
                      rollback_pid = NULL, rollback_started = NULL
                  WHERE id = ?1 AND status = 'paused'",
@@ -439,7 +470,7 @@ impl Store {
             if changed == 0 {
                 return Ok(Resume::NotPaused(status));
             }
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE cm_log SET state = 'executing', decided_by = ?2, decided_at = ?3
                  WHERE execution_id = ?1 AND state = 'pending'",
                 params![id, actor.as_str(), now],
@@ -469,14 +500,14 @@ impl Store {
                 } else {
                     ("error", "Expired while running — the host never completed the pass")
                 };
-                let changed = tx.execute(
+                let changed = tx.execute_cached(
                     "UPDATE cm_executions SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?5",
                     params![id, to, error, now, status],
                 )?;
                 if changed == 0 {
                     continue;
                 }
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND state = 'pending'",
                     params![id],
                 )?;
@@ -495,15 +526,15 @@ impl Store {
     pub fn delete(&self, id: &str) -> Result<Option<ExecutionStatus>, StoreError> {
         self.write(|tx| {
             let status: Option<String> = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT status FROM cm_executions WHERE id = ?1 AND runtime = ?2",
                     params![id, self.runtime],
                     |row| row.get(0),
                 )
                 .optional()?;
             if status.is_some() {
-                tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-                tx.execute("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+                tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+                tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
             }
             Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
         })
@@ -527,12 +558,12 @@ impl Store {
     /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached.
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
-            let reverted = tx.execute(
+            let reverted = tx.execute_cached(
                 "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND seq = ?2 AND state = 'applied'",
                 params![id, seq as i64],
             )?;
             if reverted == 1 {
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE cm_executions SET status = 'rolled_back'
                      WHERE id = ?1 AND rollback_pid IS ?2 AND rollback_started IS ?3",
                     params![id, self.owner.pid, self.owner.started as i64],
@@ -548,7 +579,7 @@ impl Store {
     pub fn claim_rollback(&self, id: &str, now: i64) -> Result<RollbackClaim, StoreError> {
         self.write(|tx| {
             let row = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT status, owner_pid, owner_started, rollback_pid, rollback_started
                      FROM cm_executions WHERE id = ?1",
                     params![id],
@@ -576,7 +607,7 @@ impl Store {
             {
                 return Ok(RollbackClaim::RollingBack(holder.pid));
             }
-            let claimed = tx.execute(
+            let claimed = tx.execute_cached(
                 "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, updated_at = ?7
                  WHERE id = ?1 AND status = ?2 AND rollback_pid IS ?3 AND rollback_started IS ?4",
                 params![
@@ -606,7 +637,7 @@ impl Store {
             "status"
         };
         self.write(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 &format!(
                     "UPDATE cm_executions SET status = {status}, rollback_pid = NULL, rollback_started = NULL,
                          updated_at = ?2
@@ -624,7 +655,7 @@ impl Store {
         let connectors = serde_json::to_string(&snippet.connectors.clone().unwrap_or_default())
             .unwrap_or_default();
         self.write(|tx| {
-            tx.execute(
+            tx.execute_cached(
                 "INSERT OR REPLACE INTO cm_snippets (runtime, name, description, code, saved_at, input_schema, connectors)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![self.runtime, snippet.name, snippet.description, snippet.code, snippet.saved_at, schema, connectors],
@@ -657,7 +688,7 @@ impl Store {
 
     pub fn delete_snippet(&self, name: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
-            let deleted = tx.execute(
+            let deleted = tx.execute_cached(
                 "DELETE FROM cm_snippets WHERE runtime = ?1 AND name = ?2",
                 params![self.runtime, name],
             )?;
@@ -670,7 +701,7 @@ impl Store {
     pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {
         self.write(|tx| {
             let row = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT status, owner_pid, owner_started FROM cm_executions WHERE id = ?1",
                     params![id],
                     |row| {
@@ -697,7 +728,7 @@ impl Store {
             if let Some(holder) = live_rollback(tx, id)? {
                 return Ok(Recover::RollingBack(holder.pid));
             }
-            let claimed = tx.execute(
+            let claimed = tx.execute_cached(
                 "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
                  WHERE id = ?1 AND status = 'running' AND owner_pid IS ?2 AND owner_started IS ?3",
                 params![
@@ -712,13 +743,13 @@ impl Store {
             if claimed == 0 {
                 return Ok(Recover::StillRunning(pid.unwrap_or(0)));
             }
-            let repaused = tx.execute(
+            let repaused = tx.execute_cached(
                 "UPDATE cm_log SET state = 'pending', interrupted = 1
                  WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1",
                 params![id],
             )?;
             if repaused > 0 {
-                tx.execute(
+                tx.execute_cached(
                     "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
                     params![id],
                 )?;
@@ -732,7 +763,7 @@ impl Store {
     pub fn reject(&self, id: &str, seq: u64, actor: Actor, now: i64) -> Result<bool, StoreError> {
         self.write(|tx| {
             let entry = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT connector, method FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                     params![id, seq as i64],
                     |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
@@ -741,12 +772,12 @@ impl Store {
             let Some((connector, method)) = entry else {
                 return Ok(false);
             };
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4
                  WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                 params![id, seq as i64, actor.as_str(), now],
             )?;
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1",
                 params![id, format!("Action {connector}.{method} rejected by user"), now],
             )?;
@@ -762,7 +793,8 @@ impl Store {
     /// `PRAGMA data_version` moves on other connections' commits, `total_changes` on ours.
     pub fn change_token(&self) -> Result<(i64, u64), StoreError> {
         self.with(|connection| {
-            let version: i64 = connection.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+            let version: i64 =
+                connection.query_row_cached("PRAGMA data_version", [], |row| row.get(0))?;
             Ok((version, connection.total_changes()))
         })
     }
@@ -791,7 +823,7 @@ impl Store {
     pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
             let execution = connection
-                .query_row(
+                .query_row_cached(
                     &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
                     params![id, self.runtime],
                     execution_row,
@@ -997,7 +1029,7 @@ fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntr
 /// The live process holding a run's rollback claim, if any.
 fn live_rollback(connection: &Connection, id: &str) -> rusqlite::Result<Option<ProcessIdentity>> {
     let holder = connection
-        .query_row(
+        .query_row_cached(
             "SELECT rollback_pid, rollback_started FROM cm_executions WHERE id = ?1",
             params![id],
             |row| Ok(owner_of(row.get(0)?, row.get(1)?)),
@@ -1009,7 +1041,7 @@ fn live_rollback(connection: &Connection, id: &str) -> rusqlite::Result<Option<P
 
 fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<ExecutionStatus>> {
     let status: Option<String> = connection
-        .query_row(
+        .query_row_cached(
             "SELECT status FROM cm_executions WHERE id = ?1",
             params![id],
             |row| row.get(0),
@@ -1019,7 +1051,7 @@ fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<Execu
 }
 
 fn touch(tx: &Transaction<'_>, id: &str, now: i64) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.execute_cached(
         "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1",
         params![id, now],
     )?;
@@ -1028,7 +1060,7 @@ fn touch(tx: &Transaction<'_>, id: &str, now: i64) -> rusqlite::Result<()> {
 
 /// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
 fn fail_in(tx: &Transaction<'_>, id: &str, message: &str, now: i64) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.execute_cached(
         "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'running'",
         params![id, cap(message), now],
     )?;
@@ -1045,7 +1077,7 @@ fn diverge(
     now: i64,
 ) -> rusqlite::Result<()> {
     let divergence = json!({"recorded": recorded, "attempted": attempted}).to_string();
-    tx.execute(
+    tx.execute_cached(
         "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
                 divergence = ?3
          WHERE execution_id = ?1 AND seq = ?2",
@@ -1111,15 +1143,15 @@ fn prune(
             .collect::<rusqlite::Result<_>>()?
     };
     for id in &ids {
-        tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-        tx.execute("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+        tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+        tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
     }
     Ok(ids)
 }
 
 fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    let version: i64 = tx.query_row_cached("PRAGMA user_version", [], |row| row.get(0))?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema {
             path: path.display().to_string(),
