@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// `kb.echo(args)` answers its arguments; `crm.create_ticket({title})` needs approval and answers a ticket —
 /// the reference Worker's two connectors, in process as there.
@@ -325,7 +325,8 @@ struct Row {
 }
 
 struct Bench {
-    reference: String,
+    /// None with `--ours-only`: our side alone, for profiling.
+    reference: Option<String>,
     dir: PathBuf,
     agent: Agent,
     app: Home,
@@ -347,7 +348,11 @@ impl Bench {
     }
 
     fn reference_rep(&mut self, room: &str, workload: &Workload) -> Result<f64, String> {
-        let addr = self.reference.clone();
+        let Some(addr) = self.reference.clone() else {
+            // The gap a reference run would leave between two of ours.
+            std::thread::sleep(Duration::from_millis(20));
+            return Ok(f64::NAN);
+        };
         match workload {
             Workload::Fresh(_) | Workload::Steps => {
                 let code = match workload {
@@ -445,13 +450,15 @@ impl Bench {
     }
 }
 
-fn compare(reference: String, reps: usize, out: PathBuf) -> Result<(), String> {
+fn compare(reference: Option<String>, reps: usize, out: PathBuf) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("codemode-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     // Both sides keep their default retention (50 runs, pruned on each new run).
     std::fs::write(dir.join("connectors.json"), r#"{"connectors": {}}"#)
         .map_err(|e| e.to_string())?;
-    reference_call(&reference, "ping", &json!({"op": "ping"}))?;
+    if let Some(reference) = &reference {
+        reference_call(reference, "ping", &json!({"op": "ping"}))?;
+    }
     let agent = Agent::start(&dir)?;
     let app = open_home(&dir, true)?;
     let tokio = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
@@ -561,8 +568,8 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
 }
 
 fn usage() -> String {
-    "usage: codemode-bench compare --reference HOST:PORT [--reps N] [--out FILE]\n       \
-     (bench/run starts the reference server and calls this)"
+    "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--reps N] [--out FILE]\n       \
+     (bench/run starts the reference server and calls this; --ours-only times our side alone)"
         .into()
 }
 
@@ -578,9 +585,10 @@ fn main() -> ExitCode {
                     .and_then(|i| args.get(i + 1))
                     .cloned()
             };
+            let ours_only = args.iter().any(|a| a == "--ours-only");
             match flag("--reference") {
-                None => Err(usage()),
-                Some(reference) => {
+                None if !ours_only => Err(usage()),
+                reference => {
                     let reps = flag("--reps").and_then(|r| r.parse().ok()).unwrap_or(7);
                     let out = flag("--out")
                         .map(PathBuf::from)
