@@ -1,5 +1,6 @@
 //! Scale figures: `search` over 2,000 connector methods and 500 snippets; `executions(50)`, `pending()` and
-//! `list_executions` with 10,000 stored executions; database size per 1,000 executions of 10 calls.
+//! `list_executions` with 10,000 stored executions; database size per 1,000 executions of 10 calls; 32
+//! concurrent executions of 100 calls on two runtimes sharing one database (throughput, busy errors).
 //! Prints medians; never asserts a time.
 //!
 //! `cargo bench -p codemode --bench scale`
@@ -140,7 +141,7 @@ async fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
     let options = RuntimeOptions {
-        worker: Some(worker),
+        worker: Some(worker.clone()),
         keep_warm: true,
         max_executions: 100_000,
         ..RuntimeOptions::default()
@@ -157,13 +158,13 @@ async fn main() {
         };
         runtime.execute(code).await.expect("execute");
         if i == 999 {
-            let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0)
-                + std::fs::metadata(dir.join("codemode.db-wal"))
-                    .map(|m| m.len())
-                    .unwrap_or(0);
+            let mib = |path: PathBuf| {
+                std::fs::metadata(path).map_or(0.0, |m| m.len() as f64 / (1 << 20) as f64)
+            };
             println!(
-                "database size after 1,000 executions of 10 calls: {:.2} MiB",
-                size as f64 / (1 << 20) as f64
+                "database size after 1,000 executions of 10 calls: {:.2} MiB (+ {:.2} MiB of WAL not yet checkpointed)",
+                mib(db.clone()),
+                mib(dir.join("codemode.db-wal"))
             );
         }
     }
@@ -239,9 +240,92 @@ async fn main() {
     );
     let report = json!({"searchMs": search_time.as_secs_f64() * 1e3, "executions50Ms": executions.as_secs_f64() * 1e3,
         "pendingMs": pending.as_secs_f64() * 1e3, "listPageMs": page.as_secs_f64() * 1e3, "listTextMs": text.as_secs_f64() * 1e3});
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let (concurrent, busy) = concurrency(&worker).await;
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "32 concurrent executions × 100 calls, two runtimes, one db",
+        format!("{:.0} calls/s", concurrent.calls_per_second),
+        ""
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "  wall time for all 32 (median of 3 rounds)",
+        ms(concurrent.wall),
+        ""
+    );
+    println!(
+        "{:<58} {:>12} {:>8}",
+        "  SQLITE_BUSY / locked errors reaching callers", busy, "0"
+    );
+    let mut report = report;
+    report["concurrentCallsPerSecond"] = json!(concurrent.calls_per_second);
+    report["concurrentWallMs"] = json!(concurrent.wall.as_secs_f64() * 1e3);
+    report["busyErrors"] = json!(busy);
     let out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench");
     if std::fs::create_dir_all(&out).is_ok() {
         let _ = std::fs::write(out.join("scale.json"), report.to_string());
     }
+}
+
+struct Throughput {
+    wall: Duration,
+    calls_per_second: f64,
+}
+
+/// 32 executions of 100 calls at once, half on each of two runtimes over one database — the app and a
+/// `codemode mcp` process sharing it. Returns the median round and how many callers saw a busy database.
+async fn concurrency(worker: &PathBuf) -> (Throughput, usize) {
+    let dir = std::env::temp_dir().join(format!("codemode-concurrency-{}", uuid::Uuid::new_v4()));
+    let db = dir.join("codemode.db");
+    let open = || async {
+        let options = RuntimeOptions {
+            worker: Some(worker.clone()),
+            keep_warm: true,
+            ..RuntimeOptions::default()
+        };
+        Runtime::open(&db, options, vec![Arc::new(Echo)])
+            .await
+            .expect("runtime")
+    };
+    let runtimes = [open().await, open().await];
+    let code = "async () => { let n = 0; for (let i = 0; i < 100; i++) n += (await kb.echo({ i })).i; return n; }";
+    let mut busy = 0;
+    let mut rounds = Vec::new();
+    for _ in 0..4 {
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..32)
+            .map(|i| {
+                let runtime = runtimes[i % 2].clone();
+                tokio::spawn(async move { runtime.execute(code).await })
+            })
+            .collect();
+        for task in tasks {
+            let text = match task.await.expect("task") {
+                Ok(outcome) => {
+                    let value = serde_json::to_value(&outcome).unwrap_or_default();
+                    assert_eq!(value["result"], json!(4950), "{value}");
+                    value["error"].as_str().unwrap_or_default().to_owned()
+                }
+                Err(error) => error.to_string(),
+            };
+            if text.contains("locked") || text.contains("busy") {
+                busy += 1;
+            }
+        }
+        rounds.push(started.elapsed());
+    }
+    // The first round also starts the workers.
+    rounds.remove(0);
+    rounds.sort();
+    let wall = rounds[rounds.len() / 2];
     let _ = std::fs::remove_dir_all(&dir);
+    (
+        Throughput {
+            wall,
+            calls_per_second: 3200.0 / wall.as_secs_f64(),
+        },
+        busy,
+    )
 }
