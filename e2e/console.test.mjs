@@ -9,7 +9,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const BIN = join(ROOT, "target", "debug");
+// E2E_PROFILE=release measures the release build (scripts/e2e builds what it names; debug by default).
+const PROFILE = process.env.E2E_PROFILE || "debug";
+const BIN = join(ROOT, "target", PROFILE);
 const HOME = process.env.CODEMODE_HOME;
 const OUT = process.env.E2E_OUT || join(ROOT, "target", "e2e");
 const NOTIFY_LOG = process.env.NOTIFY_LOG;
@@ -27,7 +29,7 @@ function figure(name, value, unit) {
 
 /** Resident memory of the app's main process, in MiB. */
 function residentMiB() {
-  const pid = execFileSync("pgrep", ["-n", "-f", "target/debug/codemode-console"], { encoding: "utf8" }).trim();
+  const pid = execFileSync("pgrep", ["-n", "-f", `target/${PROFILE}/codemode-console`], { encoding: "utf8" }).trim();
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
   return Math.round(kb / 102.4) / 10;
@@ -118,7 +120,7 @@ const WRITE = (path, content) => `async () => {
   return { before: before.entries.length, written };
 }`;
 
-figure("start to interactive window, empty database (debug build, incl. WebDriver session)", await session(), "ms");
+figure(`start to interactive window, empty database (${PROFILE} build, incl. WebDriver session)`, await session(), "ms");
 
 await test("first run: the empty queue explains how to connect an agent", async () => {
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting for you."), "empty state");
@@ -243,10 +245,10 @@ await test("settings survive an app restart", async () => {
 await test("ten thousand executions: the list scrolls, virtualised", async () => {
   await closeSession();
   execFileSync(join(BIN, "codemode"), ["--home", HOME, "--json", "prune", "--keep", "0"]);
-  const seeded = join(ROOT, "target", "debug", "examples", "seed");
-  assert(existsSync(seeded), "target/debug/examples/seed is built by scripts/e2e");
+  const seeded = join(BIN, "examples", "seed");
+  assert(existsSync(seeded), `${seeded} is built by scripts/e2e`);
   execFileSync(seeded, [HOME, "10000"]);
-  figure("start to interactive window, 10,000 executions (debug build, incl. WebDriver session)", await session(), "ms");
+  figure(`start to interactive window, 10,000 executions (${PROFILE} build, incl. WebDriver session)`, await session(), "ms");
   await nav("executions");
   await waitText("#status-chips", (t) => /All\s*1\d{4}/.test(t.replace(/\n/g, " ")), "the counts", 30000);
   const rendered = await browser.execute(() => document.querySelectorAll("#executions-list .row").length);
@@ -255,7 +257,7 @@ await test("ten thousand executions: the list scrolls, virtualised", async () =>
   await browser.waitUntil(async () => (await browser.execute(() => document.querySelectorAll("#executions-list .row").length)) > 0, { timeout: 10000 });
   await shot("executions-10k");
   await new Promise((r) => setTimeout(r, 1500));
-  figure("resident memory of the app's main process, idle with 10,000 executions (debug build)", residentMiB(), "MiB");
+  figure(`resident memory of the app's main process, idle with 10,000 executions (${PROFILE} build)`, residentMiB(), "MiB");
 });
 
 await test("a broken connectors.json opens a window that says what is wrong, with its line", async () => {

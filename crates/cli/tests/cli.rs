@@ -553,3 +553,72 @@ fn mcp_server_survives_malformed_and_oversized_messages() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn secrets_in_connectors_json_reach_their_server_and_no_surface_of_ours() {
+    const ENV_SECRET: &str = "env-secret-5d1c7a";
+    const DOWN_SECRET: &str = "down-secret-93be02";
+    const HEADER_SECRET: &str = "header-secret-4f8e61";
+    let home = home("secrets");
+    let ledger = home.join("ledger.txt");
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ledger_server.py");
+    let config = json!({"connectors": {
+        "ledger": {"type": "mcp", "command": "python3", "args": [server, &ledger],
+                   "env": {"LEDGER_SECRET": ENV_SECRET}},
+        "down": {"type": "mcp", "command": "/nonexistent/mcp-server", "env": {"TOKEN": DOWN_SECRET}},
+        "web": {"type": "mcp", "url": "http://127.0.0.1:9/mcp",
+                "headers": {"Authorization": format!("Bearer {HEADER_SECRET}")}}
+    }});
+    std::fs::write(home.join("connectors.json"), format!("{config:#}")).unwrap();
+    let code = r#"async () => {
+  const noted = await ledger.note({ token: "t1" });
+  const failure = async (call) => { try { await call(); return "no error"; } catch (e) { return String(e); } };
+  return { noted, down: await failure(() => down.ping({})), web: await failure(() => web.ping({})) };
+}"#;
+    let ran = codemode(
+        &home,
+        &["--json", "run", &program(&home, "secrets.js", code)],
+    );
+    let outcome = ran.json();
+    assert_eq!(outcome["status"], "completed", "{outcome}");
+    assert_eq!(outcome["result"]["noted"]["token"], "t1", "{outcome}");
+    assert_ne!(outcome["result"]["down"], "no error", "{outcome}");
+    assert_ne!(outcome["result"]["web"], "no error", "{outcome}");
+    let id = outcome["executionId"].as_str().unwrap().to_owned();
+    let mut seen = vec![format!("{}{}", ran.stdout, ran.stderr)];
+    for args in [
+        vec!["--json", "executions"],
+        vec!["--json", "show", &id],
+        vec!["--json", "connectors"],
+        vec!["--json", "search", "ping"],
+        vec!["--json", "describe", "down"],
+        vec!["--json", "describe", "web"],
+        vec!["connectors"],
+        vec!["show", &id],
+    ] {
+        let ran = codemode(&home, &args);
+        seen.push(format!("{}{}", ran.stdout, ran.stderr));
+    }
+    for name in ["codemode.db", "codemode.db-wal"] {
+        if let Ok(bytes) = std::fs::read(home.join(name)) {
+            seen.push(String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    for secret in [ENV_SECRET, DOWN_SECRET, HEADER_SECRET] {
+        for (i, text) in seen.iter().enumerate() {
+            assert!(
+                !text.contains(secret),
+                "{secret} leaked into surface {i}: {text:.2000}"
+            );
+        }
+    }
+    let ledger = std::fs::read_to_string(&ledger).unwrap();
+    assert!(
+        ledger.contains(&format!("secret {ENV_SECRET}")),
+        "the server got its env: {ledger}"
+    );
+    println!(
+        "secrets: 3 secrets (env, env of a server that cannot start, header), {} surfaces checked, none leaked",
+        seen.len()
+    );
+}

@@ -49,6 +49,9 @@ def answer(request):
     method = request.get("method")
     params = request.get("params") or {}
     if method == "initialize":
+        if os.environ.get("LEDGER_SECRET"):
+            # Proof for the secrets test that connectors.json's `env` reached the server.
+            append("secret " + os.environ["LEDGER_SECRET"])
         return {
             "protocolVersion": params.get("protocolVersion", "2025-06-18"),
             "capabilities": {"tools": {}},
