@@ -256,11 +256,13 @@ fn default_export_range(
 /// parses as a single arrow function.
 fn default_async_arrow_export(original: &str, start: usize, end: usize) -> Option<usize> {
     let text = &original[start..end];
-    if !text.starts_with("export") {
+    // Comments before `export` are trivia to acorn too.
+    let export = skip_trivia(text, 0);
+    if !text[export..].starts_with("export") {
         return None;
     }
-    let after_export = skip_trivia(text, "export".len());
-    if after_export == "export".len() || !text[after_export..].starts_with("default") {
+    let after_export = skip_trivia(text, export + "export".len());
+    if after_export == export + "export".len() || !text[after_export..].starts_with("default") {
         return None;
     }
     let inner = skip_trivia(text, after_export + "default".len());

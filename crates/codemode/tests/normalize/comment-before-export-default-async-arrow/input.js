@@ -1,0 +1,2 @@
+/* written by the agent */
+export default async () => 1
