@@ -6,20 +6,9 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_codemode");
+mod support;
 
-/// The sandbox worker sits beside the binary once the workspace is built; build it if it is not.
-fn worker() -> PathBuf {
-    let worker = Path::new(BINARY).with_file_name("codemode-worker");
-    if !worker.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
-}
+use support::{BINARY, worker};
 
 fn home(label: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("codemode-cli-{label}-{}", uuid::Uuid::new_v4()));

@@ -13,20 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-const BINARY: &str = env!("CARGO_BIN_EXE_codemode");
-const EXECUTIONS: usize = 200;
+mod support;
 
-fn worker() -> PathBuf {
-    let worker = Path::new(BINARY).with_file_name("codemode-worker");
-    if !worker.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
-}
+use support::{BINARY, worker};
+
+const EXECUTIONS: usize = 200;
 
 struct Rng(u64);
 
