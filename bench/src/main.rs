@@ -298,6 +298,9 @@ fn gated(k: usize) -> String {
     )
 }
 
+/// The pause before every timed call, on both sides.
+const SETTLE: Duration = Duration::from_millis(100);
+
 const STEPS: &str = "async () => { let s = 0; for (let i = 0; i < 100; i++) s += await codemode.step('s' + i, () => i); return s; }";
 
 fn median(samples: &mut [f64]) -> f64 {
@@ -434,10 +437,16 @@ impl Bench {
         self.our_rep(workload)?;
         let (mut theirs, mut ours, mut cold) = (Vec::new(), Vec::new(), Vec::new());
         for rep in 0..self.reps {
-            let reference = |bench: &mut Bench| bench.reference_rep(&room, workload);
+            // Each timed call starts on a settled machine: wrangler and workerd keep working for a while after
+            // they answer, and on two cores that work would otherwise land in our timing (or ours in theirs).
+            let reference = |bench: &mut Bench| {
+                std::thread::sleep(SETTLE);
+                bench.reference_rep(&room, workload)
+            };
             if rep % 2 == 0 {
                 theirs.push(reference(self)?);
             }
+            std::thread::sleep(SETTLE);
             let (warm, cold_ms) = self.our_rep(workload)?;
             ours.push(warm);
             cold.extend(cold_ms);
