@@ -276,12 +276,12 @@ struct Throughput {
 
 /// 32 executions of 100 calls at once, half on each of two runtimes over one database — the app and a
 /// `codemode mcp` process sharing it. Returns the median round and how many callers saw a busy database.
-async fn concurrency(worker: &PathBuf) -> (Throughput, usize) {
+async fn concurrency(worker: &std::path::Path) -> (Throughput, usize) {
     let dir = std::env::temp_dir().join(format!("codemode-concurrency-{}", uuid::Uuid::new_v4()));
     let db = dir.join("codemode.db");
     let open = || async {
         let options = RuntimeOptions {
-            worker: Some(worker.clone()),
+            worker: Some(worker.to_path_buf()),
             keep_warm: true,
             ..RuntimeOptions::default()
         };
