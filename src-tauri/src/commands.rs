@@ -385,3 +385,31 @@ pub async fn save_preferences(
     console.save_preferences(&app, &preferences)?;
     Ok(console.preferences(&app))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::endpoint;
+    use connectors::config::ConnectorKind;
+
+    #[test]
+    fn the_connectors_view_shows_env_and_header_names_never_their_values() {
+        let stdio = ConnectorKind::Stdio {
+            command: "npx".into(),
+            args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
+            env: [("GITHUB_TOKEN".to_owned(), "ghp_secret123".to_owned())].into(),
+            cwd: None,
+        };
+        assert_eq!(
+            endpoint(&stdio),
+            "GITHUB_TOKEN=••• npx -y @modelcontextprotocol/server-github"
+        );
+        let http = ConnectorKind::Http {
+            url: "http://127.0.0.1:8931/mcp".into(),
+            headers: [("Authorization".to_owned(), "Bearer secret456".to_owned())].into(),
+        };
+        assert_eq!(
+            endpoint(&http),
+            "http://127.0.0.1:8931/mcp  Authorization: •••"
+        );
+    }
+}
