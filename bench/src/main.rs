@@ -542,6 +542,8 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
     for row in rows {
         let ratio = row.reference / row.ours;
         let goal = match row.goal {
+            // --ours-only: there is no reference to hold a ratio against.
+            _ if ratio.is_nan() => "—".into(),
             Some(goal) if ratio >= goal => format!("{goal:.0}× ✓"),
             Some(goal) => {
                 missed += 1;
