@@ -562,7 +562,9 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
     }
     println!(
         "\n{}",
-        if missed == 0 {
+        if rows.iter().all(|row| row.reference.is_nan()) {
+            "our side only: no ratios".to_owned()
+        } else if missed == 0 {
             "every ratio is at or above its goal".to_owned()
         } else {
             format!("{missed} ratio(s) below goal")
