@@ -213,7 +213,8 @@ export function executionsView(root, options = {}) {
   async function rollback(e, plan) {
     const ok = await dialog("Roll back this run?",
       h("div", h("p", "These calls will be reverted, in this order:"),
-        h("ol.mono", plan.map((c) => h("li", `#${c.seq} ${c.connector}.${c.method}`)))),
+        h("ol.mono", plan.map((c) => h("li", `#${c.seq} ${c.connector}.${c.method}`,
+          c.state === "applied" ? null : h("span.dim", " — may have been applied before a crash"))))),
       [{ label: "Cancel", value: () => false }, { label: "Roll back", className: "danger", primary: true, id: "confirm-rollback", value: () => true }]);
     if (!ok) return;
     try {

@@ -53,6 +53,8 @@ struct Counts {
     gated_reapproved: usize,
     by_status: BTreeMap<String, usize>,
     reclaimed_by_expire: usize,
+    /// Calls a crash left in doubt (the host died while applying them) in runs that were then rolled back.
+    in_doubt_rolled_back: usize,
 }
 
 struct Harness {
@@ -389,6 +391,10 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
         };
         match status.as_str() {
             "rolled_back" => {
+                h.counts.in_doubt_rolled_back += log
+                    .iter()
+                    .filter(|e| e["interrupted"] == true || e["state"] == "executing")
+                    .count();
                 assert!(
                     !note.present,
                     "{run} {id}: rolled back, yet its note stays applied"
@@ -439,7 +445,7 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
         "crash harness (seed {seed}): {EXECUTIONS} executions, {} codemode processes, killed {:?}; \
          {} runs killed before they were recorded; {} approvals, {} recovers, {} reclaimed by expire; \
          {} ungated notes re-run after a crash, {} gated records applied again after a second approval; \
-         final statuses {:?}; integrity_check ok",
+         {} calls left in doubt by a crash in runs rolled back since; final statuses {:?}; integrity_check ok",
         c.invocations,
         c.killed,
         c.never_recorded,
@@ -448,6 +454,7 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
         c.reclaimed_by_expire,
         c.ungated_rerun,
         c.gated_reapproved,
+        c.in_doubt_rolled_back,
         c.by_status
     );
     let _ = std::fs::remove_dir_all(&h.home);

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -70,7 +70,16 @@ const MIGRATIONS: &[&str] = &[
     // rollbacks never revert the same call twice.
     "ALTER TABLE cm_executions ADD COLUMN rollback_pid INTEGER;
      ALTER TABLE cm_executions ADD COLUMN rollback_started INTEGER;",
+    // 4: when a rollback reverted a call, so that a call which may have been applied before a crash (and was
+    // then rejected) is told apart from one a rollback already undid.
+    "ALTER TABLE cm_log ADD COLUMN reverted_at INTEGER;",
 ];
+
+/// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
+/// the process running them died — still `executing`, or paused again as interrupted (SPEC §3, difference
+/// 5), or rejected after that — which the reference cannot have, since it never pauses such a call again.
+const REVERTIBLE: &str = "(state = 'applied' OR state = 'executing'
+     OR (interrupted = 1 AND reverted_at IS NULL AND state IN ('pending', 'reverted')))";
 
 /// Store failures that are not runtime outcomes.
 #[derive(Debug, thiserror::Error)]
@@ -540,27 +549,36 @@ impl Store {
         })
     }
 
-    /// Applied calls (steps excluded) in reverse order: what a rollback compensates (reference §5).
+    /// What a rollback compensates, in reverse order: the applied calls (reference §5) and the ones that may
+    /// have been applied before a crash ([`REVERTIBLE`]); steps excluded.
     pub fn actions_to_revert(&self, id: &str) -> Result<Vec<ToolLogEntry>, StoreError> {
         self.with(|connection| {
+            let mut statement = connection.prepare_cached(&format!(
+                "SELECT seq FROM cm_log WHERE execution_id = ?1 AND {REVERTIBLE}"
+            ))?;
+            let revertible = statement
+                .query_map(params![id], |row| row.get::<_, i64>(0))?
+                .collect::<rusqlite::Result<std::collections::HashSet<i64>>>()?;
             let mut log = log_of(connection, id)?;
             log.retain(|entry| {
-                entry.state == EntryState::Applied && entry.connector != crate::STEP_CONNECTOR
+                revertible.contains(&(entry.seq as i64)) && entry.connector != crate::STEP_CONNECTOR
             });
             log.reverse();
             Ok(log)
         })
     }
 
-    /// Marks one applied call reverted.
     /// Marks one call reverted and, in the same transaction, the run `rolled_back` (reference §5: a
     /// rollback that reverted something): a rollback killed after its last revert but before it finished
     /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached.
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
             let reverted = tx.execute_cached(
-                "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND seq = ?2 AND state = 'applied'",
-                params![id, seq as i64],
+                &format!(
+                    "UPDATE cm_log SET state = 'reverted', reverted_at = ?3
+                     WHERE execution_id = ?1 AND seq = ?2 AND {REVERTIBLE}"
+                ),
+                params![id, seq as i64, now],
             )?;
             if reverted == 1 {
                 tx.execute_cached(

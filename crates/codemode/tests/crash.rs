@@ -1,7 +1,8 @@
 //! A process that dies inside a connector call (`abort()`, as `kill -9` would) must lose nothing: paused runs
 //! stay approvable, its own run shows as interrupted, and `recover` takes it over — re-running a pass whose
 //! in-flight call needed no approval, and asking a human again for an approved call that may already have
-//! been applied, instead of silently applying it twice.
+//! been applied, instead of silently applying it twice; and a rollback undoes such a call whatever was decided
+//! about it since.
 
 mod support;
 
@@ -39,15 +40,18 @@ impl Connector for Bomb {
                 },
                 ToolDescriptor {
                     name: "explode".into(),
+                    revertible: true,
                     ..Default::default()
                 },
                 ToolDescriptor {
                     name: "launch".into(),
+                    revertible: true,
                     requires_approval: true,
                     ..Default::default()
                 },
                 ToolDescriptor {
                     name: "note".into(),
+                    revertible: true,
                     requires_approval: true,
                     ..Default::default()
                 },
@@ -77,6 +81,27 @@ impl Connector for Bomb {
                 std::process::abort();
             }
             Ok(Some(json!({"applied": method})))
+        })
+    }
+    fn revert<'a>(
+        &'a self,
+        method: &'a str,
+        _: Option<Value>,
+        _: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<bool, String>> {
+        Box::pin(async move {
+            if method == "read" {
+                return Ok(false);
+            }
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&self.effects)
+                .map_err(|e| e.to_string())?;
+            writeln!(file, "undo-{method} {} {}", ctx.execution_id, ctx.seq)
+                .map_err(|e| e.to_string())?;
+            Ok(true)
         })
     }
 }
@@ -307,4 +332,83 @@ async fn expiry_still_reclaims_an_interrupted_run() {
         )),
         "{statuses:?}"
     );
+}
+
+/// The crashed gated run, as the next process finds it.
+async fn interrupted_launch() -> (Runtime, PathBuf, String) {
+    let (db, effect_log) = crash("launch");
+    let (runtime, _) = open(&db, &effect_log, false).await;
+    let id = runtime
+        .executions(None)
+        .unwrap()
+        .into_iter()
+        .find(|e| e.status == ExecutionStatus::Running)
+        .expect("the crashed run")
+        .id;
+    (runtime, effect_log, id)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollback_undoes_an_approved_call_that_may_have_been_applied() {
+    // Straight after the crash, with the call still `executing`.
+    let (runtime, effect_log, id) = interrupted_launch().await;
+    let report = runtime.rollback(&id).await.unwrap();
+    assert_eq!(
+        report.status,
+        Some(ExecutionStatus::RolledBack),
+        "{report:?}"
+    );
+    assert_eq!(
+        report.reverted.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [1]
+    );
+    assert_eq!(effects(&effect_log, "undo-launch"), 1);
+    let again = runtime.rollback(&id).await.unwrap();
+    assert!(again.reverted.is_empty(), "undone once: {again:?}");
+    assert_eq!(effects(&effect_log, "undo-launch"), 1);
+
+    // The run's other paused call was never approved: it has nothing to undo.
+    let paused = runtime.pending(None).unwrap()[0].execution_id.clone();
+    let untouched = runtime.rollback(&paused).await.unwrap();
+    assert!(untouched.reverted.is_empty(), "{untouched:?}");
+    assert_eq!(untouched.status, Some(ExecutionStatus::Paused));
+
+    // Paused again for a human, then rolled back instead of decided: no longer approvable.
+    let (runtime, effect_log, id) = interrupted_launch().await;
+    runtime.recover(&id).await.unwrap();
+    let plan = runtime.rollback_plan(&id).await.unwrap();
+    assert_eq!(
+        plan.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        [1],
+        "the console's rollback plan shows it"
+    );
+    let report = runtime.rollback(&id).await.unwrap();
+    assert_eq!(
+        report.status,
+        Some(ExecutionStatus::RolledBack),
+        "{report:?}"
+    );
+    assert_eq!(effects(&effect_log, "undo-launch"), 1);
+    let stale = serde_json::to_value(runtime.approve(&id, Actor::Cli).await.unwrap()).unwrap();
+    assert_eq!(
+        stale["error"],
+        format!(
+            "Execution \"{id}\" is not paused (status: rolled_back); only a paused run can be approved."
+        )
+    );
+    assert_eq!(effects(&effect_log, "launch"), 1, "not applied again");
+
+    // Paused again, rejected (which cannot undo what may have happened), then rolled back.
+    let (runtime, effect_log, id) = interrupted_launch().await;
+    runtime.recover(&id).await.unwrap();
+    assert!(runtime.reject(&id, 1, Actor::Console).await.unwrap());
+    let report = runtime.rollback(&id).await.unwrap();
+    assert_eq!(
+        report.status,
+        Some(ExecutionStatus::RolledBack),
+        "{report:?}"
+    );
+    assert_eq!(effects(&effect_log, "undo-launch"), 1);
+    assert!(runtime.rollback(&id).await.unwrap().reverted.is_empty());
+    assert_eq!(effects(&effect_log, "undo-launch"), 1);
 }

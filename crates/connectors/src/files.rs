@@ -257,11 +257,21 @@ impl FilesConnector {
         Ok(json!({"path": args.path, "type": kind, "size": metadata.len(), "modifiedMs": modified}))
     }
 
-    fn revert_call(&self, method: &str, ctx: &CallContext) -> Result<bool, String> {
+    fn revert_call(
+        &self,
+        method: &str,
+        result: Option<&Value>,
+        ctx: &CallContext,
+    ) -> Result<bool, String> {
         if !WRITE_METHODS.contains(&method) {
             return Ok(false);
         }
         let Some(record) = self.load_record(ctx) else {
+            // No result: the host died during the call. The record is kept before the workspace changes, so
+            // without one the call never touched it and there is nothing left to undo.
+            if result.is_none() {
+                return Ok(true);
+            }
             return Err("nothing was recorded for this call, so it cannot be undone".to_owned());
         };
         if record.reverted {
@@ -599,10 +609,10 @@ impl Connector for FilesConnector {
         &'a self,
         method: &'a str,
         _args: Option<Value>,
-        _result: Option<Value>,
+        result: Option<Value>,
         ctx: CallContext,
     ) -> BoxFuture<'a, Result<bool, String>> {
-        Box::pin(async move { self.revert_call(method, &ctx) })
+        Box::pin(async move { self.revert_call(method, result.as_ref(), &ctx) })
     }
 
     fn forget_execution<'a>(&'a self, execution_id: &'a str) -> BoxFuture<'a, ()> {

@@ -366,6 +366,21 @@ async fn a_revert_interrupted_after_restoring_succeeds_when_retried() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+#[tokio::test]
+async fn a_call_the_host_died_in_before_it_touched_the_workspace_has_nothing_to_undo() {
+    let place = place();
+    let f = files(&place);
+    // No result recorded: the host died during the call, before the connector kept its undo record.
+    assert_eq!(f.revert("write_file", None, None, ctx(7)).await, Ok(true));
+    // A call recorded as applied without an undo record is a loss to report, not a success.
+    let applied = Some(json!({"path": "a.txt", "size": 1, "created": true}));
+    assert_eq!(
+        f.revert("write_file", None, applied, ctx(7)).await,
+        Err("nothing was recorded for this call, so it cannot be undone".to_owned())
+    );
+    assert!(!place.root.join("a.txt").exists());
+}
+
 const WRITES: &str = "async () => {
   await files.write_file({ path: 'new.txt', content: 'brand new' });
   await files.write_file({ path: 'existing.txt', content: 'overwritten' });
