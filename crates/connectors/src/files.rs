@@ -146,8 +146,7 @@ impl FilesConnector {
         };
         self.save_record(ctx, &record)?;
         create_parents(dir, &args.path)?;
-        dir.write(&args.path, &bytes)
-            .map_err(|e| io_error(&args.path, e))?;
+        replace(dir, &args.path, &bytes).map_err(|e| io_error(&args.path, e))?;
         let created = record.before.is_none();
         Ok((
             record,
@@ -428,19 +427,38 @@ fn content_hash(base64: &str) -> String {
     hash(&BASE64.decode(base64).unwrap_or_default())
 }
 
-/// Puts `before` back at `path` (or removes it). The content goes to a temporary file renamed over the path,
-/// so a crash leaves either the old or the restored content, never half of it.
+/// Replaces the content at `path` through a temporary file renamed over it, keeping an existing file's
+/// permissions: a crash leaves the old content or the new, never half of either, so an interrupted call is
+/// one that happened or one that did not.
+fn replace(dir: &Dir, path: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let name = Path::new(path)
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let temporary = Path::new(path).with_file_name(format!(".{name}.codemode-partial"));
+    let permissions = match dir.symlink_metadata(path) {
+        // Written through, as before: cap_std refuses a link that leads out of the workspace.
+        Ok(metadata) if metadata.file_type().is_symlink() => return dir.write(path, bytes),
+        Ok(metadata) if metadata.is_file() => Some(metadata.permissions()),
+        _ => None,
+    };
+    let replaced = dir.write(&temporary, bytes).and_then(|()| {
+        if let Some(permissions) = permissions {
+            dir.set_permissions(&temporary, permissions)?;
+        }
+        dir.rename(&temporary, dir, path)
+    });
+    if replaced.is_err() {
+        let _ = dir.remove_file(&temporary);
+    }
+    replaced
+}
+
+/// Puts `before` back at `path` (or removes it), all or nothing.
 fn restore(dir: &Dir, path: &str, before: Option<&str>) -> Result<(), String> {
     match before {
         Some(content) => {
             let bytes = BASE64.decode(content).map_err(|e| e.to_string())?;
-            let name = Path::new(path)
-                .file_name()
-                .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
-            let temporary = Path::new(path).with_file_name(format!(".{name}.codemode-restore"));
-            dir.write(&temporary, bytes)
-                .and_then(|()| dir.rename(&temporary, dir, path))
-                .map_err(|e| io_error(path, e))
+            replace(dir, path, &bytes).map_err(|e| io_error(path, e))
         }
         None => match dir.remove_file(path) {
             Ok(()) => Ok(()),

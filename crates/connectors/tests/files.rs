@@ -361,7 +361,49 @@ async fn a_revert_interrupted_after_restoring_succeeds_when_retried() {
         .unwrap()
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains("codemode-restore"))
+        .filter(|name| name.contains(".codemode-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[tokio::test]
+async fn writes_replace_whole_files_keeping_their_permissions_and_leave_no_temporaries() {
+    use std::os::unix::fs::PermissionsExt;
+    let place = place();
+    let f = files(&place);
+    std::fs::create_dir_all(place.root.join("folder")).unwrap();
+    std::fs::write(place.root.join("run.sh"), "old").unwrap();
+    std::fs::set_permissions(
+        place.root.join("run.sh"),
+        std::fs::Permissions::from_mode(0o750),
+    )
+    .unwrap();
+    call(
+        &f,
+        "write_file",
+        json!({"path": "run.sh", "content": "new"}),
+        0,
+    )
+    .await
+    .unwrap();
+    let script = place.root.join("run.sh");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "new");
+    let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o750);
+    let refused = call(
+        &f,
+        "write_file",
+        json!({"path": "folder", "content": "x"}),
+        1,
+    )
+    .await;
+    assert!(refused.is_err(), "a folder is not overwritten: {refused:?}");
+    assert!(place.root.join("folder").is_dir());
+    let leftovers: Vec<_> = std::fs::read_dir(&place.root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".codemode-"))
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
