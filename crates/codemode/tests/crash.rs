@@ -27,6 +27,18 @@ struct Bomb {
     reads: AtomicUsize,
 }
 
+impl Bomb {
+    /// Appends `<what> <execution id> <seq>` to the effects file.
+    fn record(&self, what: &str, ctx: &CallContext) -> Result<(), String> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.effects)
+            .map_err(|e| e.to_string())?;
+        writeln!(file, "{what} {} {}", ctx.execution_id, ctx.seq).map_err(|e| e.to_string())
+    }
+}
+
 impl Connector for Bomb {
     fn name(&self) -> &str {
         "bomb"
@@ -69,14 +81,7 @@ impl Connector for Bomb {
                 self.reads.fetch_add(1, Ordering::SeqCst);
                 return Ok(Some(json!("read")));
             }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.effects)
-                .map_err(|e| e.to_string())?;
-            writeln!(file, "{method} {} {}", ctx.execution_id, ctx.seq)
-                .map_err(|e| e.to_string())?;
-            drop(file);
+            self.record(method, &ctx)?;
             if self.abort && method != "note" {
                 std::process::abort();
             }
@@ -94,13 +99,7 @@ impl Connector for Bomb {
             if method == "read" {
                 return Ok(false);
             }
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&self.effects)
-                .map_err(|e| e.to_string())?;
-            writeln!(file, "undo-{method} {} {}", ctx.execution_id, ctx.seq)
-                .map_err(|e| e.to_string())?;
+            self.record(&format!("undo-{method}"), &ctx)?;
             Ok(true)
         })
     }

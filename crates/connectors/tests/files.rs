@@ -4,7 +4,7 @@
 use codemode::{Actor, CallContext, Connector, Runtime, RuntimeOptions};
 use connectors::FilesConnector;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod support;
@@ -32,6 +32,17 @@ fn place() -> Place {
 
 fn files(place: &Place) -> FilesConnector {
     FilesConnector::new("files", &place.root, &place.state, None).expect("files connector")
+}
+
+/// No temporary file of a write or a restore is left in the workspace.
+fn assert_no_temporaries(root: &Path) {
+    let leftovers: Vec<_> = std::fs::read_dir(root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains(".codemode-"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
 fn ctx(seq: u64) -> CallContext {
@@ -357,13 +368,7 @@ async fn a_revert_interrupted_after_restoring_succeeds_when_retried() {
     assert_eq!(read("fresh.txt"), None);
     assert_eq!(read("from.txt").as_deref(), Some("moved content"));
     assert_eq!(read("to.txt").as_deref(), Some("replaced"));
-    let leftovers: Vec<_> = std::fs::read_dir(&place.root)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains(".codemode-"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_no_temporaries(&place.root);
 }
 
 #[tokio::test]
@@ -399,13 +404,7 @@ async fn writes_replace_whole_files_keeping_their_permissions_and_leave_no_tempo
     .await;
     assert!(refused.is_err(), "a folder is not overwritten: {refused:?}");
     assert!(place.root.join("folder").is_dir());
-    let leftovers: Vec<_> = std::fs::read_dir(&place.root)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.contains(".codemode-"))
-        .collect();
-    assert!(leftovers.is_empty(), "{leftovers:?}");
+    assert_no_temporaries(&place.root);
 }
 
 #[tokio::test]
