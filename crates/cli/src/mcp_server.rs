@@ -226,7 +226,7 @@ pub async fn serve(home: Home) -> Result<(), String> {
     };
     let server = CodemodeServer::new(home.clone());
     let served = server
-        .serve(rmcp::transport::stdio())
+        .serve(rmcp::transport::io::stdio_pipes())
         .await
         .map_err(|e| format!("MCP initialisation failed: {e}"));
     let result = match served {
