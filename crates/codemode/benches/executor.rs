@@ -106,6 +106,7 @@ fn main() {
         code: "async () => 1".to_owned(),
         connectors: connectors.clone(),
         log: Vec::new(),
+        log_end: Some(0),
     };
     let warm_short = time_pass(&executor, &short, 200, IDLE);
     let busy_short = time_pass(&executor, &short, 200, Duration::ZERO);
@@ -133,6 +134,7 @@ fn main() {
             code: program(n),
             connectors: connectors.clone(),
             log: Vec::new(),
+            log_end: Some(0),
         };
         let replay_request = PassRequest {
             code: program(n),
@@ -146,6 +148,7 @@ fn main() {
                     result: Some(raw(&json!({"i": i}))),
                 })
                 .collect(),
+            log_end: Some(n as u64),
         };
         let fresh = time_pass(&executor, &fresh_request, reps, IDLE);
         let replayed = time_pass(&executor, &replay_request, reps, IDLE);

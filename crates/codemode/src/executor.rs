@@ -18,6 +18,10 @@ use std::time::{Duration, Instant};
 /// Idle workers kept for reuse; more concurrent passes than this start workers of their own.
 const MAX_IDLE_WORKERS: usize = 4;
 
+/// How long after a pass a worker has surely built its next context: it waits
+/// [`TIDY_DELAY`](crate::sandbox::TIDY_DELAY), then spends a few milliseconds.
+const SETTLED: Duration = Duration::from_millis(10);
+
 /// The worker binary's file name.
 pub const WORKER_BINARY: &str = "codemode-worker";
 
@@ -53,6 +57,9 @@ pub struct PassRequest {
     pub connectors: Vec<String>,
     /// Recorded results the worker may serve without asking the host.
     pub log: Vec<ReplayEntry>,
+    /// One past the highest recorded seq, if the host knows it: steps from there on are new, and the worker
+    /// runs them without asking first ([`PassHost::step_fresh`]). `None` asks about every step.
+    pub log_end: Option<u64>,
 }
 
 /// A connector call that reached the host.
@@ -99,10 +106,23 @@ pub enum SnippetAnswer {
 /// What the host provides to a running pass. Each method is called on the thread running the pass, in the
 /// order the program makes its requests.
 pub trait PassHost {
+    /// Called once the worker has the program, before any of its requests is read, so that the host's own
+    /// start-up (recording a new run) can overlap the worker's parse and compile.
+    fn started(&mut self) {}
     fn call(&mut self, call: ConnectorCall) -> CallAnswer;
     fn step_decide(&mut self, seq: u64, name: &str) -> StepAnswer;
     /// Records a step's value (`Err` when it could not be serialised). `false` ends the pass.
     fn step_record(&mut self, seq: u64, value: Result<Option<Box<RawValue>>, String>) -> bool;
+    /// Records a step at or beyond [`PassRequest::log_end`], which the worker ran without asking: its
+    /// decision and its value in one. `false` ends the pass.
+    fn step_fresh(
+        &mut self,
+        seq: u64,
+        name: &str,
+        value: Result<Option<Box<RawValue>>, String>,
+    ) -> bool {
+        matches!(self.step_decide(seq, name), StepAnswer::Execute) && self.step_record(seq, value)
+    }
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String>;
     fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String>;
     fn snippet(&mut self, name: &str) -> SnippetAnswer;
@@ -215,8 +235,18 @@ impl Executor {
         Ok(finish(outcome, &request.connectors))
     }
 
+    /// An idle worker that has had time to build its next context (the most recently used of those, its
+    /// memory the warmest), else the one idle longest, else a new one.
     fn take_worker(&self) -> Result<WorkerProcess, ExecutorError> {
-        let taken = lock(&self.inner.idle).pop();
+        let taken = {
+            let mut idle = lock(&self.inner.idle);
+            let settled = idle
+                .iter()
+                .rposition(|worker| worker.returned.elapsed() >= SETTLED);
+            settled
+                .or((!idle.is_empty()).then_some(0))
+                .map(|index| idle.remove(index))
+        };
         match taken {
             Some(worker) => {
                 if self.inner.options.keep_warm && lock(&self.inner.idle).is_empty() {
@@ -228,7 +258,8 @@ impl Executor {
         }
     }
 
-    fn give_back(&self, worker: WorkerProcess) {
+    fn give_back(&self, mut worker: WorkerProcess) {
+        worker.returned = Instant::now();
         let mut idle = lock(&self.inner.idle);
         if idle.len() < MAX_IDLE_WORKERS {
             idle.push(worker);
@@ -318,6 +349,8 @@ struct WorkerProcess {
     stderr: ChildStderr,
     line: String,
     logs: Vec<String>,
+    /// When it last came back from a pass (or was started).
+    returned: Instant,
 }
 
 impl WorkerProcess {
@@ -358,6 +391,7 @@ impl WorkerProcess {
             stderr,
             line: String::new(),
             logs: Vec::new(),
+            returned: Instant::now(),
         };
         let handshake = worker.read(Instant::now() + Duration::from_secs(30));
         match handshake {
@@ -407,7 +441,9 @@ impl WorkerProcess {
             code: &request.code,
             connectors: &request.connectors,
             log: &request.log,
+            log_end: request.log_end,
         })?;
+        host.started();
         loop {
             let message = self.read(deadline)?;
             let answer = match message {
@@ -467,12 +503,17 @@ impl WorkerProcess {
                     seq,
                     value,
                     value_error,
+                    name,
                 } => {
                     let value = match value_error {
                         Some(error) => Err(error),
                         None => Ok(value),
                     };
-                    if host.step_record(seq, value) {
+                    let recorded = match name {
+                        Some(name) => host.step_fresh(seq, &name, value),
+                        None => host.step_record(seq, value),
+                    };
+                    if recorded {
                         HostMessage::Ok { value: None }
                     } else {
                         HostMessage::Stop
@@ -585,33 +626,11 @@ fn set_nonblocking(fd: i32) {
     }
 }
 
-/// How long a reader polls before it sleeps: an answer usually arrives within a few microseconds, and a
-/// process wake-up costs tens of them.
-pub const SPIN: Duration = Duration::from_micros(100);
-
-/// Polls `fd` without sleeping for up to [`SPIN`]; true once it is readable.
-pub fn spin_until_readable(fd: i32) -> bool {
-    let started = Instant::now();
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    while started.elapsed() < SPIN {
-        // SAFETY: one valid pollfd, zero timeout.
-        if unsafe { libc::poll(&mut poll, 1, 0) } != 0 {
-            return true;
-        }
-        std::hint::spin_loop();
-    }
-    false
-}
-
 /// Waits until `fd` has data (or EOF), or the deadline passes (`Err`).
+///
+/// No spinning first: host and worker usually share a CPU (a pipe write wakes the reader where the writer
+/// runs), and a reader spinning there only keeps the writer it waits for off that CPU.
 fn wait_readable(fd: i32, deadline: Instant) -> Result<(), ()> {
-    if spin_until_readable(fd) {
-        return Ok(());
-    }
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {

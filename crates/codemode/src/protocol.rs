@@ -11,7 +11,7 @@ use serde_json::value::RawValue;
 use std::io::{self, BufRead, Write};
 
 /// Bumped whenever a message changes shape; the host refuses a worker that speaks another version.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// One recorded result the worker may serve without asking the host (an `applied`, non-ephemeral entry).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -43,6 +43,10 @@ pub enum HostMessage {
         connectors: Vec<String>,
         #[serde(default)]
         log: Vec<ReplayEntry>,
+        /// Every recorded seq is below this, when the host knows it: a step at or beyond it is new, so the
+        /// worker runs it without asking and sends its value with its name (`stepRecord` with `name`).
+        #[serde(default, rename = "logEnd", skip_serializing_if = "Option::is_none")]
+        log_end: Option<u64>,
     },
     /// A value for the pending request (a call's result, a step's recorded value, search output…).
     Ok {
@@ -70,6 +74,8 @@ pub struct RunMessage<'a> {
     pub code: &'a str,
     pub connectors: &'a [String],
     pub log: &'a [ReplayEntry],
+    #[serde(rename = "logEnd", skip_serializing_if = "Option::is_none")]
+    pub log_end: Option<u64>,
 }
 
 /// How a pass ended, as the worker saw it.
@@ -120,6 +126,9 @@ pub enum WorkerMessage {
             skip_serializing_if = "Option::is_none"
         )]
         value_error: Option<String>,
+        /// Set for a step the worker ran without asking (see `logEnd`): the host records it whole.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
     },
     Search {
         query: String,
@@ -168,6 +177,7 @@ struct Wire {
     code: Option<String>,
     connectors: Option<Vec<String>>,
     log: Option<Vec<ReplayEntry>>,
+    log_end: Option<u64>,
     #[serde(default, deserialize_with = "keep_null")]
     value: Option<Box<RawValue>>,
     message: Option<String>,
@@ -205,6 +215,7 @@ impl TryFrom<Wire> for HostMessage {
                 code: field(w.code, t, "code")?,
                 connectors: w.connectors.unwrap_or_default(),
                 log: w.log.unwrap_or_default(),
+                log_end: w.log_end,
             },
             "ok" => HostMessage::Ok { value: w.value },
             "error" => HostMessage::Error {
@@ -243,6 +254,7 @@ impl TryFrom<Wire> for WorkerMessage {
                 seq: field(w.seq, t, "seq")?,
                 value: w.value,
                 value_error: w.value_error,
+                name: w.name,
             },
             "search" => WorkerMessage::Search {
                 query: field(w.query, t, "query")?,

@@ -321,18 +321,15 @@ impl Runtime {
             ));
         }
         let now = self.inner.now();
-        let id = format!("exec_{now:016}_{}", uuid::Uuid::new_v4());
-        let names = self.inner.names();
-        let pruned = self.inner.store.begin(
-            &id,
-            code,
-            &names,
-            source,
+        let begin = Begin {
+            id: format!("exec_{now:016}_{}", uuid::Uuid::new_v4()),
+            code: code.to_owned(),
+            names: self.inner.names(),
+            source: source.map(str::to_owned),
             now,
-            self.inner.options.max_executions,
-        )?;
-        self.forget(&pruned).await;
-        self.pass(&id, code).await
+        };
+        let id = begin.id.clone();
+        self.pass(&id, code, Some(begin)).await
     }
 
     /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
@@ -360,7 +357,7 @@ impl Runtime {
             ));
         }
         match self.inner.store.resume(id, actor, self.inner.now())? {
-            Resume::Resumed => self.pass(id, &execution.code).await,
+            Resume::Resumed => self.pass(id, &execution.code, None).await,
             Resume::NotPaused(status) => Ok(Outcome::early_error(
                 id,
                 format!(
@@ -396,7 +393,7 @@ impl Runtime {
                 self.pass_end(id, ExecutionStatus::Paused).await;
                 self.paused_outcome(id)
             }
-            Recover::Rerun => self.pass(id, &execution.code).await,
+            Recover::Rerun => self.pass(id, &execution.code, None).await,
             Recover::NotInterrupted(status) => Ok(Outcome::early_error(
                 id,
                 format!(
@@ -715,13 +712,26 @@ impl Runtime {
         Ok(self.inner.store.status_counts()?)
     }
 
-    /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3).
-    async fn pass(&self, id: &str, code: &str) -> Result<Outcome, RuntimeError> {
+    /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3). A new
+    /// execution (`begin`) is recorded while the worker already parses the program: nothing the program asks
+    /// for is answered before that record is committed.
+    async fn pass(
+        &self,
+        id: &str,
+        code: &str,
+        begin: Option<Begin>,
+    ) -> Result<Outcome, RuntimeError> {
         let inner = self.inner.clone();
+        // A new execution has nothing recorded yet.
+        let (log, log_end) = match begin {
+            Some(_) => (Vec::new(), 0),
+            None => inner.store.replay_log(id)?,
+        };
         let request = PassRequest {
             code: code.to_owned(),
             connectors: inner.names(),
-            log: inner.store.replay_log(id)?,
+            log,
+            log_end: Some(log_end),
         };
         let handle = Handle::current();
         let execution_id = id.to_owned();
@@ -736,51 +746,53 @@ impl Runtime {
                 id: execution_id,
                 handle,
                 steps: HashMap::new(),
+                begin,
+                recording: None,
+                begun: None,
             };
-            inner.executor.run(&request, &mut host)
+            let ran = inner.executor.run(&request, &mut host);
+            // A worker that could not be started never asked for the record; the failure is recorded.
+            host.started();
+            host.recorded();
+            (ran, host.begun)
         };
-        let ran = if multi_thread {
+        let (ran, begun) = if multi_thread {
             tokio::task::block_in_place(work)
         } else {
             tokio::task::spawn_blocking(work)
                 .await
                 .map_err(|e| RuntimeError::Interrupted(e.to_string()))?
         };
+        if let Some(begun) = begun {
+            self.forget(&begun?).await;
+        }
         let now = self.inner.now();
+        let store = &self.inner.store;
         let end = match ran {
             Ok(outcome) => Ok((outcome.end, outcome.logs)),
             Err(error) => Err(error),
         };
-        let calls = |store: &Store| -> Result<_, RuntimeError> {
-            Ok(store.execution(id)?.map(|e| e.log).unwrap_or_default())
-        };
-        let store = &self.inner.store;
-        match store.status(id)? {
-            Some(ExecutionStatus::Paused) => {
-                self.pass_end(id, ExecutionStatus::Paused).await;
-                self.paused_outcome(id)
-            }
-            Some(ExecutionStatus::Running) => match end {
-                Ok((
-                    PassEnd::Completed {
-                        result,
-                        result_error,
-                    },
-                    logs,
-                )) => {
-                    let (result, result_error) = match result.as_deref().map(parse_raw).transpose()
-                    {
-                        Ok(result) => (result, result_error),
-                        Err(reason) => (None, result_error.or(Some(reason))),
-                    };
-                    let audit = match &result_error {
-                        Some(reason) => Some(Value::String(format!(
-                            "[codemode: result omitted from the audit trail — {}]",
-                            unserialisable("The final result", reason)
-                        ))),
-                        None => result.clone(),
-                    };
-                    store.complete(id, audit.as_ref(), &logs, now)?;
+        // The usual end first: one conditional transaction completes the run and reads its calls.
+        let end = match end {
+            Ok((
+                PassEnd::Completed {
+                    result,
+                    result_error,
+                },
+                logs,
+            )) => {
+                let (result, result_error) = match result.as_deref().map(parse_raw).transpose() {
+                    Ok(result) => (result, result_error),
+                    Err(reason) => (None, result_error.or(Some(reason))),
+                };
+                let audit = match &result_error {
+                    Some(reason) => Some(Value::String(format!(
+                        "[codemode: result omitted from the audit trail — {}]",
+                        unserialisable("The final result", reason)
+                    ))),
+                    None => result.clone(),
+                };
+                if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now)? {
                     self.pass_end(id, ExecutionStatus::Completed).await;
                     self.dispose(id, ExecutionStatus::Completed).await;
                     let result = match (&self.inner.options.transform_result, result) {
@@ -789,23 +801,32 @@ impl Runtime {
                         }
                         (_, result) => result,
                     };
-                    Ok(Outcome::Completed {
+                    return Ok(Outcome::Completed {
                         execution_id: id.to_owned(),
                         result,
                         logs: (!logs.is_empty()).then_some(logs),
-                        calls: Some(calls(store)?),
-                    })
+                        calls: Some(calls),
+                    });
                 }
-                other => {
-                    let error = match other {
-                        Ok((PassEnd::Failed { error }, _)) => error,
-                        Ok(_) => "Codemode execution failed".to_owned(),
-                        Err(executor) => format!("Code execution failed: {executor}"),
-                    };
-                    store.fail(id, &error, now)?;
-                    self.finish_error(id, error).await
-                }
-            },
+                // No longer running (paused, failed or reclaimed meanwhile): the store says how it ended.
+                Ok((PassEnd::Stopped, logs))
+            }
+            other => other,
+        };
+        match store.status(id)? {
+            Some(ExecutionStatus::Paused) => {
+                self.pass_end(id, ExecutionStatus::Paused).await;
+                self.paused_outcome(id)
+            }
+            Some(ExecutionStatus::Running) => {
+                let error = match end {
+                    Ok((PassEnd::Failed { error }, _)) => error,
+                    Ok(_) => "Codemode execution failed".to_owned(),
+                    Err(executor) => format!("Code execution failed: {executor}"),
+                };
+                store.fail(id, &error, now)?;
+                self.finish_error(id, error).await
+            }
             Some(_) => {
                 let error = store
                     .execution(id)?
@@ -888,10 +909,64 @@ struct RuntimeHost {
     handle: Handle,
     /// Step names by seq, for the messages of unrecordable step values.
     steps: HashMap<u64, String>,
+    /// A new execution to record once the worker has the program.
+    begin: Option<Begin>,
+    /// Its record being written.
+    recording: Option<tokio::task::JoinHandle<Result<Vec<String>, StoreError>>>,
+    /// What recording it did: the executions pruned to make room, or why it failed.
+    begun: Option<Result<Vec<String>, RuntimeError>>,
+}
+
+impl RuntimeHost {
+    /// Waits for the new execution's record; false when it could not be written (the pass must stop).
+    fn recorded(&mut self) -> bool {
+        if let Some(recording) = self.recording.take() {
+            let begun = match self.handle.block_on(recording) {
+                Ok(begun) => begun.map_err(RuntimeError::from),
+                Err(e) => Err(RuntimeError::Interrupted(e.to_string())),
+            };
+            self.begun = Some(begun);
+        }
+        !matches!(self.begun, Some(Err(_)))
+    }
+}
+
+/// What a program asking for something is told when its execution could not be recorded (the run then
+/// ends with the store's error).
+const UNRECORDED: &str = "the execution could not be recorded";
+
+/// A new execution, recorded when its first pass starts.
+struct Begin {
+    id: String,
+    code: String,
+    names: Vec<String>,
+    source: Option<String>,
+    now: i64,
 }
 
 impl PassHost for RuntimeHost {
+    /// Records a new execution on a thread of the blocking pool: this thread is about to wait for the worker,
+    /// which then runs here while the record is written on the other CPU.
+    fn started(&mut self) {
+        if let Some(begin) = self.begin.take() {
+            let inner = self.inner.clone();
+            self.recording = Some(self.handle.spawn_blocking(move || {
+                inner.store.begin(
+                    &begin.id,
+                    &begin.code,
+                    &begin.names,
+                    begin.source.as_deref(),
+                    begin.now,
+                    inner.options.max_executions,
+                )
+            }));
+        }
+    }
+
     fn call(&mut self, call: ConnectorCall) -> CallAnswer {
+        if !self.recorded() {
+            return CallAnswer::Stop;
+        }
         let inner = self.inner.clone();
         let store = &inner.store;
         let now = inner.now();
@@ -974,6 +1049,9 @@ impl PassHost for RuntimeHost {
     }
 
     fn step_decide(&mut self, seq: u64, name: &str) -> StepAnswer {
+        if !self.recorded() {
+            return StepAnswer::Stop;
+        }
         self.steps.insert(seq, name.to_owned());
         let decision = self.inner.store.decide(
             &self.id,
@@ -993,6 +1071,9 @@ impl PassHost for RuntimeHost {
     }
 
     fn step_record(&mut self, seq: u64, value: Result<Option<Box<RawValue>>, String>) -> bool {
+        if !self.recorded() {
+            return false;
+        }
         let now = self.inner.now();
         match value {
             Ok(value) => match value.as_deref().map(parse_raw).transpose() {
@@ -1007,7 +1088,36 @@ impl PassHost for RuntimeHost {
         }
     }
 
+    fn step_fresh(
+        &mut self,
+        seq: u64,
+        name: &str,
+        value: Result<Option<Box<RawValue>>, String>,
+    ) -> bool {
+        if !self.recorded() {
+            return false;
+        }
+        let now = self.inner.now();
+        let parsed = value.and_then(|value| value.as_deref().map(parse_raw).transpose());
+        let unrecordable;
+        let value = match &parsed {
+            Ok(value) => Ok(value.as_ref()),
+            Err(reason) => {
+                let what = format!("The result of {}.{name}", crate::STEP_CONNECTOR);
+                unrecordable = unserialisable(&what, reason);
+                Err(unrecordable.as_str())
+            }
+        };
+        self.inner
+            .store
+            .record_step(&self.id, seq, name, value, now)
+            .unwrap_or(false)
+    }
+
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
+        if !self.recorded() {
+            return Err(UNRECORDED.to_owned());
+        }
         self.handle
             .block_on(self.inner.search(query))
             .map(|output| raw(&output))
@@ -1015,6 +1125,9 @@ impl PassHost for RuntimeHost {
     }
 
     fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String> {
+        if !self.recorded() {
+            return Err(UNRECORDED.to_owned());
+        }
         self.handle
             .block_on(self.inner.describe(target))
             .map(|output| raw(&output))
@@ -1022,6 +1135,9 @@ impl PassHost for RuntimeHost {
     }
 
     fn snippet(&mut self, name: &str) -> SnippetAnswer {
+        if !self.recorded() {
+            return SnippetAnswer::Stop;
+        }
         let error =
             |message: String| SnippetAnswer::Value(raw(&serde_json::json!({ "error": message })));
         let snippet = match self.inner.store.snippets(Some(name)) {

@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -73,6 +73,11 @@ const MIGRATIONS: &[&str] = &[
     // 4: when a rollback reverted a call, so that a call which may have been applied before a crash (and was
     // then rejected) is told apart from one a rollback already undid.
     "ALTER TABLE cm_log ADD COLUMN reverted_at INTEGER;",
+    // 5: the terminal executions newest first, covering what `prune` reads, so that the prune at every new
+    // run reads an index page or two instead of a table row per kept execution. The condition must stay the
+    // one `prune` queries with, or SQLite will not use the index.
+    "CREATE INDEX cm_executions_terminal ON cm_executions (runtime, created_at DESC, id DESC, status)
+     WHERE status IN ('completed', 'error', 'rejected', 'rolled_back');",
 ];
 
 /// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
@@ -406,6 +411,54 @@ impl Store {
         })
     }
 
+    /// Records a step that ran without a decision first (nothing was recorded at `seq`): its entry, applied
+    /// with its value, in one transaction. A value that cannot be stored (`Err` with the message, or too
+    /// large) leaves the entry in `error` and fails the run. Returns false when the run is not running or
+    /// failed because of it.
+    pub fn record_step(
+        &self,
+        id: &str,
+        seq: u64,
+        name: &str,
+        value: Result<Option<&Value>, &str>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            if status_of(tx, id)? != Some(ExecutionStatus::Running) {
+                return Ok(false);
+            }
+            let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
+            let failure = match &text {
+                Err(message) => Some((*message).to_owned()),
+                Ok(Some(text)) if utf16_len(text) > MAX_DURABLE_VALUE => Some(too_large_message(
+                    &format!("The result of {}.{name}", crate::STEP_CONNECTOR),
+                    utf16_len(text),
+                )),
+                Ok(_) => None,
+            };
+            let (state, result) = match (&failure, &text) {
+                (None, Ok(text)) => ("applied", text.as_deref()),
+                _ => ("error", None),
+            };
+            tx.execute_cached(
+                "INSERT INTO cm_log
+                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6)",
+                params![id, seq as i64, crate::STEP_CONNECTOR, name, result, state],
+            )?;
+            match failure {
+                Some(message) => {
+                    fail_in(tx, id, &message, now)?;
+                    Ok(false)
+                }
+                None => {
+                    touch(tx, id, now)?;
+                    Ok(true)
+                }
+            }
+        })
+    }
+
     /// Fails a running run because a value at `seq` could not be recorded.
     pub fn fail_unrecordable(
         &self,
@@ -423,14 +476,15 @@ impl Store {
         })
     }
 
-    /// Completes a running run with its (raw) result and console lines.
+    /// Completes a running run with its (raw) result and console lines, and returns its call log as the
+    /// outcome shows it; `None` when the run was no longer running (nothing changed).
     pub fn complete(
         &self,
         id: &str,
         result: Option<&Value>,
         logs: &[String],
         now: i64,
-    ) -> Result<bool, StoreError> {
+    ) -> Result<Option<Vec<ToolLogEntry>>, StoreError> {
         let result_text = result.map(|r| {
             let text = serde_json::to_string(r).unwrap_or_default();
             let size = utf16_len(&text);
@@ -451,7 +505,10 @@ impl Store {
                  WHERE id = ?1 AND status = 'running'",
                 params![id, result_text, logs_text, now],
             )?;
-            Ok(changed == 1)
+            if changed == 0 {
+                return Ok(None);
+            }
+            log_of(tx, id).map(Some)
         })
     }
 
@@ -956,8 +1013,9 @@ impl Store {
         })
     }
 
-    /// The entries a pass may answer without asking the host: applied, not ephemeral.
-    pub fn replay_log(&self, id: &str) -> Result<Vec<ReplayEntry>, StoreError> {
+    /// The entries a pass may answer without asking the host (applied, not ephemeral), and one past the
+    /// highest seq recorded in any state.
+    pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
         self.with(|connection| {
             let mut statement = connection.prepare_cached(
                 "SELECT seq, connector, method, args, result FROM cm_log
@@ -972,7 +1030,13 @@ impl Store {
                     result: raw(row.get::<_, Option<String>>(4)?),
                 })
             })?;
-            rows.collect()
+            let entries = rows.collect::<rusqlite::Result<Vec<_>>>()?;
+            let end: i64 = connection.query_row_cached(
+                "SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1",
+                params![id],
+                |row| row.get(0),
+            )?;
+            Ok((entries, end.max(0) as u64))
         })
     }
 }

@@ -488,7 +488,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
                     .record_result(&id, 0, Some(&result), 2)
                     .expect("record")
             );
-            let log = store.replay_log(&id).expect("replay log");
+            let (log, _) = store.replay_log(&id).expect("replay log");
             prop_assert_eq!(log.len(), 1);
             let read = |raw: &Option<Box<RawValue>>| {
                 raw.as_deref()
@@ -654,6 +654,7 @@ fn codec_values_cross_the_sandbox_unchanged() {
                 code,
                 connectors: vec!["items".to_owned()],
                 log,
+                log_end: None,
             };
             let mut host = EchoHost {
                 value: value.clone(),

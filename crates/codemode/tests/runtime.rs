@@ -307,6 +307,93 @@ async fn a_step_keeps_a_random_value_stable_across_the_approval() {
     assert_eq!(items.with(|s| s.items.len()), 1);
 }
 
+/// A step beyond everything recorded runs without asking the host first and is recorded whole with its
+/// value; the next resume replays it like any other.
+#[tokio::test(flavor = "multi_thread")]
+async fn steps_recorded_on_a_resumed_pass_replay_on_the_next() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let code = "async () => { \
+        const a = await codemode.step('a', () => { console.log('ran a'); return 1 }); \
+        await items.create_item({ title: 'one' }); \
+        const b = await codemode.step('b', () => { console.log('ran b'); return { b: a + 1 } }); \
+        await items.create_item({ title: 'two' }); \
+        return [a, b] }";
+    let paused = runtime.execute(code).await.unwrap();
+    let id = paused.execution_id().to_owned();
+    let second = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    assert_eq!(second["status"], "paused", "{second}");
+    assert_eq!(second["calls"][2]["method"], "b");
+    assert_eq!(second["calls"][2]["state"], "applied");
+    assert_eq!(second["calls"][2]["result"], json!({"b": 2}));
+    let done = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"], json!([1, {"b": 2}]));
+    assert_eq!(
+        done["logs"],
+        Value::Null,
+        "neither closure ran on the last pass"
+    );
+    let states: Vec<_> = done["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["seq"].clone(), c["method"].clone(), c["state"].clone()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (json!(0), json!("a"), json!("applied")),
+            (json!(1), json!("create_item"), json!("applied")),
+            (json!(2), json!("b"), json!("applied")),
+            (json!(3), json!("create_item"), json!("applied")),
+        ]
+    );
+    assert_eq!(items.with(|s| s.items.len()), 2);
+}
+
+/// A step value that cannot be recorded ends the run there: nothing after it runs, its entry says `error`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_step_value_that_cannot_be_recorded_ends_the_run() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let big = json_of(
+        &runtime
+            .execute("async () => { await codemode.step('big', () => 'x'.repeat(1100000)); await items.add_note({ text: 'after' }); return 1 }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(big["status"], "error", "{big}");
+    assert_eq!(
+        big["error"],
+        "The result of __step.big is too large to record durably (1100002 bytes > 1000000 byte limit). Write large data to a file or workspace instead and pass/return a small reference (such as a path)."
+    );
+    assert_eq!(big["calls"].as_array().unwrap().len(), 1, "{big}");
+    assert_eq!(big["calls"][0]["state"], "error");
+
+    let cycle = json_of(
+        &runtime
+            .execute("async () => { await codemode.step('cycle', () => { const a = {}; a.a = a; return a }); await items.add_note({ text: 'after' }); return 1 }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(cycle["status"], "error", "{cycle}");
+    assert!(
+        cycle["error"].as_str().unwrap().starts_with(
+            "The result of __step.cycle could not be recorded durably (not serializable: "
+        ),
+        "{}",
+        cycle["error"]
+    );
+    assert_eq!(cycle["calls"].as_array().unwrap().len(), 1, "{cycle}");
+    assert_eq!(cycle["calls"][0]["state"], "error");
+    assert_eq!(
+        items.with(|s| s.notes.len()),
+        0,
+        "nothing after the step ran"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_throwing_connector_is_an_error_outcome_and_its_entry_stays_executing() {
     let runtime = open(&temp_db(), &Items::new()).await;

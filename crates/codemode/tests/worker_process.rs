@@ -103,6 +103,7 @@ fn the_deadline_covers_host_calls_but_never_cuts_one_short() {
         code: "await items.echo(1); await items.echo(2)".to_owned(),
         connectors: vec!["items".to_owned()],
         log: Vec::new(),
+        log_end: None,
     };
     let started = Instant::now();
     let outcome = executor.run(&request, &mut host).expect("runs");

@@ -5,12 +5,11 @@ use codemode::sandbox::{Channel, prewarm, serve};
 use std::io::{BufReader, Read};
 use std::time::Duration;
 
-/// Stdin that polls briefly before blocking, so an answer from the host does not wait for a wake-up.
-struct SpinningStdin;
+/// Stdin read straight from the descriptor, under one large buffer (std's own would add a second).
+struct RawStdin;
 
-impl Read for SpinningStdin {
+impl Read for RawStdin {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        codemode::executor::spin_until_readable(0);
         // SAFETY: reading into a valid buffer from fd 0, which this process owns.
         let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
         if n < 0 {
@@ -25,9 +24,10 @@ fn main() {
         prewarm();
     }
     exit_when_orphaned();
-    let channel = Channel::new(
-        Box::new(BufReader::with_capacity(1 << 16, SpinningStdin)),
+    let channel = Channel::over_fd(
+        Box::new(BufReader::with_capacity(1 << 16, RawStdin)),
         Box::new(std::io::stdout().lock()),
+        0,
     );
     serve(&channel);
 }

@@ -38,20 +38,52 @@ const PRELUDE: &str = include_str!("prelude.js");
 /// The message of a pass whose promise can no longer settle.
 pub const NEVER_SETTLES: &str = "the program is waiting for a promise that can never settle";
 
+/// How long after a pass the worker leaves the CPU to its host before it cleans up and builds the next
+/// context (a few milliseconds of CPU): the host is recording the outcome and answering its caller then.
+pub const TIDY_DELAY: std::time::Duration = std::time::Duration::from_millis(3);
+
 /// The pipe to the host, shared by every native function of a pass.
 pub struct Channel {
     input: RefCell<Box<dyn BufRead>>,
     output: RefCell<Box<dyn Write>>,
     line: RefCell<String>,
+    /// The descriptor under `input`, to wait on without reading.
+    input_fd: Option<i32>,
 }
 
 impl Channel {
     pub fn new(input: Box<dyn BufRead>, output: Box<dyn Write>) -> Rc<Self> {
+        Self::with_fd(input, output, None)
+    }
+
+    /// A channel whose input reads from `fd`, so that the worker can wait for the host without reading.
+    pub fn over_fd(input: Box<dyn BufRead>, output: Box<dyn Write>, fd: i32) -> Rc<Self> {
+        Self::with_fd(input, output, Some(fd))
+    }
+
+    fn with_fd(input: Box<dyn BufRead>, output: Box<dyn Write>, input_fd: Option<i32>) -> Rc<Self> {
         Rc::new(Channel {
             input: RefCell::new(input),
             output: RefCell::new(output),
             line: RefCell::new(String::new()),
+            input_fd,
         })
+    }
+
+    /// Whether the host writes something within `timeout`. Only asked between passes, when nothing the host
+    /// sent is left unread in the buffer.
+    fn input_within(&self, timeout: std::time::Duration) -> bool {
+        let Some(fd) = self.input_fd else {
+            return false;
+        };
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let millis = timeout.as_millis().min(i32::MAX as u128) as i32;
+        // SAFETY: one valid pollfd.
+        unsafe { libc::poll(&mut poll, 1, millis) > 0 }
     }
 
     /// Sends a message. A host that went away leaves nothing to work for, so the worker exits.
@@ -80,39 +112,60 @@ pub fn serve(channel: &Rc<Channel>) {
     channel.send(&WorkerMessage::Ready {
         version: crate::protocol::PROTOCOL_VERSION,
     });
+    // The connectors of the last pass: the next one almost always has the same, so they are installed while
+    // the worker waits.
+    let mut connectors_seen: Vec<String> = Vec::new();
+    // The next pass's context is built while the worker waits for it, so the pass does not pay for it.
+    let mut prepared = Some(prepare(channel, &connectors_seen));
     loop {
-        // The pass's context is built while the worker waits for it, so the pass does not pay for it.
-        let prepared = prepare(channel);
         // Anything but `run` outside a pass is a host bug; skip it rather than die mid-protocol.
-        if let HostMessage::Run {
+        let HostMessage::Run {
             code,
             connectors,
             log,
+            log_end,
         } = channel.receive()
-        {
-            let done = run_pass(prepared, &code, &connectors, log);
-            channel.send(&done);
+        else {
+            continue;
+        };
+        let ready = match prepared.take() {
+            Some(ready) => ready,
+            // The host came back before the clean-up: do it now.
+            None => {
+                release_memory();
+                prepare(channel, &connectors)
+            }
+        };
+        let done = run_pass(ready, &code, &connectors, log, log_end);
+        connectors_seen = connectors;
+        channel.send(&done);
+        if !channel.input_within(TIDY_DELAY) {
             release_memory();
+            prepared = Some(prepare(channel, &connectors_seen));
         }
     }
 }
 
 type Prepared = (Rc<PassState>, Result<Sandbox, String>);
 
-fn prepare(channel: &Rc<Channel>) -> Prepared {
+fn prepare(channel: &Rc<Channel>, connectors: &[String]) -> Prepared {
     let state = PassState::new(channel);
-    let sandbox = build_sandbox(&state, true).map_err(|e| e.to_string());
-    (state, sandbox)
+    let sandbox = build_sandbox(&state, true).and_then(|mut sandbox| {
+        sandbox.install_connectors(connectors)?;
+        Ok(sandbox)
+    });
+    (state, sandbox.map_err(|e| e.to_string()))
 }
 
 /// Runs a trivial pass so that boa's one-time initialisation is paid before the first real one.
 pub fn prewarm() {
     let channel = Channel::new(Box::new(std::io::empty()), Box::new(std::io::sink()));
     let _ = run_pass(
-        prepare(&channel),
+        prepare(&channel, &[]),
         "async () => [1].map((x) => x + 1)",
         &[],
         Vec::new(),
+        None,
     );
     release_memory();
 }
@@ -133,6 +186,10 @@ struct PassState {
     connectors: RefCell<Vec<String>>,
     next_seq: Cell<u64>,
     replay: RefCell<HashMap<u64, ReplayEntry>>,
+    /// Seqs from here on have nothing recorded (when the host said so).
+    log_end: Cell<Option<u64>>,
+    /// Steps run without asking the host, by seq, with their names: their record carries the name.
+    fresh_steps: RefCell<HashMap<u64, String>>,
     stopped: Cell<bool>,
     replayed: Cell<u64>,
 }
@@ -144,6 +201,8 @@ impl PassState {
             connectors: RefCell::new(Vec::new()),
             next_seq: Cell::new(0),
             replay: RefCell::new(HashMap::new()),
+            log_end: Cell::new(None),
+            fresh_steps: RefCell::new(HashMap::new()),
             stopped: Cell::new(false),
             replayed: Cell::new(0),
         })
@@ -191,11 +250,16 @@ struct Sandbox {
     message_of: JsFunction,
     install_connectors: JsFunction,
     jobs: Rc<jobs::PassJobs>,
+    /// The connector globals defined so far (they cannot be removed again).
+    installed: Vec<String>,
 }
 
 impl Sandbox {
     /// Defines one global namespace per connector (done per pass: the prepared context knows none yet).
     fn install_connectors(&mut self, connectors: &[String]) -> JsResult<()> {
+        if connectors.is_empty() {
+            return Ok(());
+        }
         let names = JsArray::from_iter(
             connectors
                 .iter()
@@ -204,6 +268,7 @@ impl Sandbox {
         );
         self.install_connectors
             .call(&JsValue::undefined(), &[names.into()], &mut self.context)?;
+        self.installed.extend_from_slice(connectors);
         Ok(())
     }
 }
@@ -262,6 +327,7 @@ fn build_sandbox(state: &Rc<PassState>, capture_console: bool) -> JsResult<Sandb
         message_of,
         install_connectors,
         jobs,
+        installed: Vec::new(),
     })
 }
 
@@ -436,6 +502,11 @@ fn native_step_decide(
             state.replayed.set(state.replayed.get() + 1);
             (true, result)
         }
+        // Nothing is recorded this far: the step runs, and its record says what it was.
+        None if state.log_end.get().is_some_and(|end| seq >= end) => {
+            state.fresh_steps.borrow_mut().insert(seq, name);
+            (false, None)
+        }
         None => match state
             .channel
             .request(&WorkerMessage::StepDecide { seq, name })
@@ -466,10 +537,12 @@ fn native_step_record(
         return Err(state.stop());
     }
     let seq = args.first().and_then(JsValue::as_number).unwrap_or(-1.0);
+    let seq = if seq >= 0.0 { seq as u64 } else { u64::MAX };
     let answer = state.channel.request(&WorkerMessage::StepRecord {
-        seq: if seq >= 0.0 { seq as u64 } else { u64::MAX },
+        seq,
         value: arg_raw(args, 1),
         value_error: arg_string(args, 2),
+        name: state.fresh_steps.borrow_mut().remove(&seq),
     });
     match answer {
         HostMessage::Ok { .. } => Ok(JsValue::undefined()),
@@ -589,22 +662,41 @@ enum Evaluated {
     Stopped,
 }
 
+/// The prepared sandbox with exactly `connectors` defined: as prepared when the list did not change, else
+/// completed, or built afresh when it holds others.
+fn with_connectors(
+    mut sandbox: Sandbox,
+    state: &Rc<PassState>,
+    connectors: &[String],
+) -> JsResult<Sandbox> {
+    if sandbox.installed == connectors {
+        return Ok(sandbox);
+    }
+    if !sandbox.installed.is_empty() {
+        sandbox = build_sandbox(state, true)?;
+    }
+    sandbox.install_connectors(connectors)?;
+    Ok(sandbox)
+}
+
 fn run_pass(
     prepared: Prepared,
     code: &str,
     connectors: &[String],
     log: Vec<ReplayEntry>,
+    log_end: Option<u64>,
 ) -> WorkerMessage {
     let started = Instant::now();
     let (state, sandbox) = prepared;
+    state.log_end.set(log_end);
     *state.connectors.borrow_mut() = connectors.to_vec();
     *state.replay.borrow_mut() = log.into_iter().map(|entry| (entry.seq, entry)).collect();
     let normalized = normalize_code(code);
+    let sandbox = sandbox.and_then(|sandbox| {
+        with_connectors(sandbox, &state, connectors).map_err(|e| e.to_string())
+    });
     let outcome = match sandbox {
-        Ok(mut sandbox) => match sandbox.install_connectors(connectors) {
-            Ok(()) => evaluate(&mut sandbox, &state, &normalized),
-            Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
-        },
+        Ok(mut sandbox) => evaluate(&mut sandbox, &state, &normalized),
         Err(e) => Evaluated::Failed(format!("the sandbox could not start: {e}")),
     };
     let (status, result, result_error, error) = match outcome {

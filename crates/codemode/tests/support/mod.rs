@@ -143,6 +143,7 @@ pub fn run(
         code: code.to_owned(),
         connectors: vec!["items".to_owned()],
         log,
+        log_end: None,
     };
     let outcome = executor.run(&request, host).expect("the worker starts");
     let summary = match &outcome.end {
