@@ -91,7 +91,7 @@ fn open_home(dir: &Path, keep_warm: bool) -> Result<Home, String> {
 
 /// The child: `codemode mcp`'s server over a data directory with the toy connectors.
 fn serve_mcp(dir: &Path) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let runtime = codemode_cli::async_runtime().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let home = Home::open(
             dir,
@@ -109,7 +109,7 @@ fn serve_mcp(dir: &Path) -> Result<(), String> {
 
 /// The cold path: open the data directory, approve, exit — what `codemode approve ID` does.
 fn approve_once(dir: &Path, id: &str) -> Result<(), String> {
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
+    let runtime = codemode_cli::async_runtime().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let home = Home::open(
             dir,

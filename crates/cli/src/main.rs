@@ -123,11 +123,7 @@ impl Report {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
+    let runtime = match codemode_cli::async_runtime() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("codemode: cannot start: {e}");
