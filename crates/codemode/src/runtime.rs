@@ -749,20 +749,23 @@ impl Runtime {
                 begin,
                 recording: None,
                 begun: None,
+                logged: false,
             };
             let ran = inner.executor.run(&request, &mut host);
             // A worker that could not be started never asked for the record; the failure is recorded.
             host.started();
             host.recorded();
-            (ran, host.begun)
+            (ran, host.begun, host.logged)
         };
-        let (ran, begun) = if multi_thread {
+        let (ran, begun, logged) = if multi_thread {
             tokio::task::block_in_place(work)
         } else {
             tokio::task::spawn_blocking(work)
                 .await
                 .map_err(|e| RuntimeError::Interrupted(e.to_string()))?
         };
+        // A new run whose pass recorded nothing has no calls to read back.
+        let read_log = begun.is_none() || logged;
         if let Some(begun) = begun {
             self.forget(&begun?).await;
         }
@@ -792,7 +795,7 @@ impl Runtime {
                     ))),
                     None => result.clone(),
                 };
-                if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now)? {
+                if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now, read_log)? {
                     self.pass_end(id, ExecutionStatus::Completed).await;
                     self.dispose(id, ExecutionStatus::Completed).await;
                     let result = match (&self.inner.options.transform_result, result) {
@@ -915,6 +918,8 @@ struct RuntimeHost {
     recording: Option<tokio::task::JoinHandle<Result<Vec<String>, StoreError>>>,
     /// What recording it did: the executions pruned to make room, or why it failed.
     begun: Option<Result<Vec<String>, RuntimeError>>,
+    /// Whether the pass asked to record a call or step (and so may have added to the log).
+    logged: bool,
 }
 
 impl RuntimeHost {
@@ -967,6 +972,7 @@ impl PassHost for RuntimeHost {
         if !self.recorded() {
             return CallAnswer::Stop;
         }
+        self.logged = true;
         let inner = self.inner.clone();
         let store = &inner.store;
         let now = inner.now();
@@ -1052,6 +1058,7 @@ impl PassHost for RuntimeHost {
         if !self.recorded() {
             return StepAnswer::Stop;
         }
+        self.logged = true;
         self.steps.insert(seq, name.to_owned());
         let decision = self.inner.store.decide(
             &self.id,
@@ -1097,6 +1104,7 @@ impl PassHost for RuntimeHost {
         if !self.recorded() {
             return false;
         }
+        self.logged = true;
         let now = self.inner.now();
         let parsed = value.and_then(|value| value.as_deref().map(parse_raw).transpose());
         let unrecordable;

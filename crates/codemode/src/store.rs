@@ -477,13 +477,15 @@ impl Store {
     }
 
     /// Completes a running run with its (raw) result and console lines, and returns its call log as the
-    /// outcome shows it; `None` when the run was no longer running (nothing changed).
+    /// outcome shows it (empty without reading it when the caller knows there is none: `read_log` false);
+    /// `None` when the run was no longer running (nothing changed).
     pub fn complete(
         &self,
         id: &str,
         result: Option<&Value>,
         logs: &[String],
         now: i64,
+        read_log: bool,
     ) -> Result<Option<Vec<ToolLogEntry>>, StoreError> {
         let result_text = result.map(|r| {
             let text = serde_json::to_string(r).unwrap_or_default();
@@ -507,6 +509,9 @@ impl Store {
             )?;
             if changed == 0 {
                 return Ok(None);
+            }
+            if !read_log {
+                return Ok(Some(Vec::new()));
             }
             log_of(tx, id).map(Some)
         })

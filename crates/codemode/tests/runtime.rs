@@ -67,6 +67,18 @@ async fn a_read_only_call_completes() {
     let (millis, uuid) = id["exec_".len()..].split_once('_').unwrap();
     assert_eq!(millis.len(), 16);
     assert!(uuid::Uuid::parse_str(uuid).is_ok());
+    assert_eq!(outcome["calls"][0]["method"], "list_items");
+
+    let quiet = json_of(&runtime.execute("async () => 6 * 7").await.unwrap());
+    assert_eq!(quiet["status"], "completed");
+    assert_eq!(quiet["result"], 42);
+    assert_eq!(quiet["calls"], json!([]), "a run that called nothing");
+    let stored = runtime
+        .execution(quiet["executionId"].as_str().unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, ExecutionStatus::Completed);
+    assert_eq!(stored.result, Some(json!(42)));
 }
 
 #[tokio::test(flavor = "multi_thread")]
