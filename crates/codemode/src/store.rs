@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 4;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -73,11 +73,6 @@ const MIGRATIONS: &[&str] = &[
     // 4: when a rollback reverted a call, so that a call which may have been applied before a crash (and was
     // then rejected) is told apart from one a rollback already undid.
     "ALTER TABLE cm_log ADD COLUMN reverted_at INTEGER;",
-    // 5: the terminal executions newest first, covering what `prune` reads, so that the prune at every new
-    // run reads an index page or two instead of a table row per kept execution. The condition must stay the
-    // one `prune` queries with, or SQLite will not use the index.
-    "CREATE INDEX cm_executions_terminal ON cm_executions (runtime, created_at DESC, id DESC, status)
-     WHERE status IN ('completed', 'error', 'rejected', 'rolled_back');",
 ];
 
 /// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
