@@ -3,7 +3,7 @@
 //! into a [`PassOutcome`]. Failures are data; nothing a program does can take the host down.
 
 use crate::protocol::{
-    DoneStatus, HostMessage, PROTOCOL_VERSION, ReplayEntry, RunMessage, WorkerMessage,
+    DoneStatus, HostMessage, OpenStep, PROTOCOL_VERSION, ReplayEntry, RunMessage, WorkerMessage,
     write_message,
 };
 use serde_json::value::RawValue;
@@ -122,6 +122,13 @@ pub trait PassHost {
         value: Result<Option<Box<RawValue>>, String>,
     ) -> bool {
         matches!(self.step_decide(seq, name), StepAnswer::Execute) && self.step_record(seq, value)
+    }
+    /// Steps the worker started without asking and that are still running when the program makes a call
+    /// from inside them: they are recorded as decided before the call. `false` ends the pass.
+    fn steps_opened(&mut self, steps: &[OpenStep]) -> bool {
+        steps
+            .iter()
+            .all(|step| matches!(self.step_decide(step.seq, &step.name), StepAnswer::Execute))
     }
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String>;
     fn describe(&mut self, target: &str) -> Result<Box<RawValue>, String>;
@@ -459,7 +466,11 @@ impl WorkerProcess {
                     error,
                     replayed,
                     worker_micros,
+                    steps,
                 } => {
+                    if !steps.is_empty() {
+                        host.steps_opened(&steps);
+                    }
                     let end = match status {
                         DoneStatus::Completed => PassEnd::Completed {
                             result,
@@ -483,17 +494,25 @@ impl WorkerProcess {
                     method,
                     args,
                     args_error,
-                } => match host.call(ConnectorCall {
-                    seq,
-                    connector,
-                    method,
-                    args,
-                    args_error,
-                }) {
-                    CallAnswer::Value(value) => HostMessage::Ok { value },
-                    CallAnswer::Error(message) => HostMessage::Error { message },
-                    CallAnswer::Stop => HostMessage::Stop,
-                },
+                    steps,
+                } => {
+                    let call = ConnectorCall {
+                        seq,
+                        connector,
+                        method,
+                        args,
+                        args_error,
+                    };
+                    if !steps.is_empty() && !host.steps_opened(&steps) {
+                        HostMessage::Stop
+                    } else {
+                        match host.call(call) {
+                            CallAnswer::Value(value) => HostMessage::Ok { value },
+                            CallAnswer::Error(message) => HostMessage::Error { message },
+                            CallAnswer::Stop => HostMessage::Stop,
+                        }
+                    }
+                }
                 WorkerMessage::StepDecide { seq, name } => match host.step_decide(seq, &name) {
                     StepAnswer::Execute => HostMessage::Execute,
                     StepAnswer::Replay(value) => HostMessage::Ok { value },

@@ -67,6 +67,13 @@ pub enum HostMessage {
     Snippet { code: String },
 }
 
+/// A step started without asking the host and not recorded yet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpenStep {
+    pub seq: u64,
+    pub name: String,
+}
+
 /// [`HostMessage::Run`] as the host writes it: borrowed, so a pass does not copy its replay log to send it.
 #[derive(Debug, Serialize)]
 #[serde(tag = "t", rename = "run")]
@@ -107,6 +114,10 @@ pub enum WorkerMessage {
         /// Set when the arguments could not be serialised (cycle, throwing getter or toJSON…).
         #[serde(default, rename = "argsError", skip_serializing_if = "Option::is_none")]
         args_error: Option<String>,
+        /// Steps the worker ran without asking (see `logEnd`) that are still running around this call: the
+        /// host records them as executing first, as if they had been decided.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        steps: Vec<OpenStep>,
     },
     StepDecide {
         seq: u64,
@@ -165,6 +176,9 @@ pub enum WorkerMessage {
         /// Time spent in the pass, measured by the worker.
         #[serde(default, rename = "workerMicros")]
         worker_micros: u64,
+        /// Steps started without asking whose closures had not finished (see `Call`'s `steps`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        steps: Vec<OpenStep>,
     },
 }
 
@@ -178,6 +192,7 @@ struct Wire {
     connectors: Option<Vec<String>>,
     log: Option<Vec<ReplayEntry>>,
     log_end: Option<u64>,
+    steps: Option<Vec<OpenStep>>,
     #[serde(default, deserialize_with = "keep_null")]
     value: Option<Box<RawValue>>,
     message: Option<String>,
@@ -245,6 +260,7 @@ impl TryFrom<Wire> for WorkerMessage {
                 method: field(w.method, t, "method")?,
                 args: w.args,
                 args_error: w.args_error,
+                steps: w.steps.unwrap_or_default(),
             },
             "stepDecide" => WorkerMessage::StepDecide {
                 seq: field(w.seq, t, "seq")?,
@@ -275,6 +291,7 @@ impl TryFrom<Wire> for WorkerMessage {
                 error: w.error,
                 replayed: w.replayed.unwrap_or(0),
                 worker_micros: w.worker_micros.unwrap_or(0),
+                steps: w.steps.unwrap_or_default(),
             },
             other => return Err(format!("unknown worker message {other:?}")),
         })

@@ -364,6 +364,39 @@ async fn steps_recorded_on_a_resumed_pass_replay_on_the_next() {
     assert_eq!(items.with(|s| s.items.len()), 2);
 }
 
+/// A step run without asking the host leaves the same log as a decided one: a closure that throws leaves its
+/// entry executing (reference §3.6), and a call made inside it finds the step already recorded as executing.
+#[tokio::test(flavor = "multi_thread")]
+async fn steps_run_without_asking_log_what_decided_steps_log() {
+    let items = Items::new();
+    let runtime = open(&temp_db(), &items).await;
+    let thrown = json_of(
+        &runtime
+            .execute("async () => { try { await codemode.step('boom', () => { throw new Error('no') }) } catch (e) { return e.message } }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(thrown["status"], "completed", "{thrown}");
+    assert_eq!(thrown["result"], "no");
+    assert_eq!(thrown["calls"][0]["method"], "boom");
+    assert_eq!(thrown["calls"][0]["state"], "executing");
+
+    let code = "async () => codemode.step('wrap', async () => { const item = await items.create_item({ title: 'in a step' }); return item.id })";
+    let paused = json_of(&runtime.execute(code).await.unwrap());
+    assert_eq!(paused["status"], "paused", "{paused}");
+    assert_eq!(paused["calls"][0]["connector"], "__step");
+    assert_eq!(paused["calls"][0]["method"], "wrap");
+    assert_eq!(paused["calls"][0]["state"], "executing");
+    assert_eq!(paused["calls"][1]["method"], "create_item");
+    assert_eq!(paused["calls"][1]["state"], "pending");
+    let id = paused["executionId"].as_str().unwrap();
+    let done = json_of(&runtime.approve(id, Actor::Api).await.unwrap());
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["calls"][0]["state"], "applied");
+    assert_eq!(done["calls"][0]["result"], done["result"]);
+    assert_eq!(items.with(|s| s.items.len()), 1);
+}
+
 /// A step value that cannot be recorded ends the run there: nothing after it runs, its entry says `error`.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_step_value_that_cannot_be_recorded_ends_the_run() {

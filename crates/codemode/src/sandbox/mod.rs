@@ -9,7 +9,7 @@ mod jobs;
 
 use crate::normalize::{LineColumn, Normalized, normalize_code};
 use crate::protocol::{
-    DoneStatus, HostMessage, ReplayEntry, WorkerMessage, read_message, write_message,
+    DoneStatus, HostMessage, OpenStep, ReplayEntry, WorkerMessage, read_message, write_message,
 };
 use boa_engine::{
     Context, JsError, JsNativeError, JsObject, JsResult, JsString, JsValue, NativeFunction, Source,
@@ -188,8 +188,9 @@ struct PassState {
     replay: RefCell<HashMap<u64, ReplayEntry>>,
     /// Seqs from here on have nothing recorded (when the host said so).
     log_end: Cell<Option<u64>>,
-    /// Steps run without asking the host, by seq, with their names: their record carries the name.
-    fresh_steps: RefCell<HashMap<u64, String>>,
+    /// Steps run without asking the host and not recorded yet, by seq: their names, and whether the host has
+    /// been told they started (a call made inside one tells it; then the record is a plain one).
+    fresh_steps: RefCell<HashMap<u64, (String, bool)>>,
     stopped: Cell<bool>,
     replayed: Cell<u64>,
 }
@@ -212,6 +213,27 @@ impl PassState {
         let seq = self.next_seq.get();
         self.next_seq.set(seq + 1);
         seq
+    }
+
+    /// The steps started without asking that the host has not heard of yet (still running, or their closure
+    /// threw), now marked as told. Every call and the end of the pass carry them, so whatever the host records
+    /// next shows them executing, as decided steps would be (reference §3.6).
+    fn announce_steps(&self) -> Vec<OpenStep> {
+        let mut steps: Vec<OpenStep> = self
+            .fresh_steps
+            .borrow_mut()
+            .iter_mut()
+            .filter(|(_, (_, told))| !*told)
+            .map(|(seq, (name, told))| {
+                *told = true;
+                OpenStep {
+                    seq: *seq,
+                    name: name.clone(),
+                }
+            })
+            .collect();
+        steps.sort_by_key(|step| step.seq);
+        steps
     }
 
     /// Ends the pass: from here on, nothing in the program may run.
@@ -462,6 +484,7 @@ fn native_call(
         method,
         args: call_args,
         args_error,
+        steps: state.announce_steps(),
     });
     let value = match answer {
         HostMessage::Ok { value } => raw_to_js(value, context),
@@ -504,7 +527,7 @@ fn native_step_decide(
         }
         // Nothing is recorded this far: the step runs, and its record says what it was.
         None if state.log_end.get().is_some_and(|end| seq >= end) => {
-            state.fresh_steps.borrow_mut().insert(seq, name);
+            state.fresh_steps.borrow_mut().insert(seq, (name, false));
             (false, None)
         }
         None => match state
@@ -538,11 +561,16 @@ fn native_step_record(
     }
     let seq = args.first().and_then(JsValue::as_number).unwrap_or(-1.0);
     let seq = if seq >= 0.0 { seq as u64 } else { u64::MAX };
+    // A step the host has not heard of is recorded whole, with its name.
+    let name = match state.fresh_steps.borrow_mut().remove(&seq) {
+        Some((name, false)) => Some(name),
+        _ => None,
+    };
     let answer = state.channel.request(&WorkerMessage::StepRecord {
         seq,
         value: arg_raw(args, 1),
         value_error: arg_string(args, 2),
-        name: state.fresh_steps.borrow_mut().remove(&seq),
+        name,
     });
     match answer {
         HostMessage::Ok { .. } => Ok(JsValue::undefined()),
@@ -714,6 +742,7 @@ fn run_pass(
         error,
         replayed: state.replayed.get(),
         worker_micros: started.elapsed().as_micros() as u64,
+        steps: state.announce_steps(),
     }
 }
 
