@@ -319,10 +319,34 @@ fn timed<T>(f: impl FnOnce() -> Result<T, String>) -> Result<(T, f64), String> {
     Ok((value, started.elapsed().as_secs_f64() * 1e3))
 }
 
+/// One side's timings of a workload, sorted, in ms.
+#[derive(Clone, Default)]
+struct Samples(Vec<f64>);
+
+impl Samples {
+    fn new(mut samples: Vec<f64>) -> Self {
+        samples.sort_by(f64::total_cmp);
+        Samples(samples)
+    }
+
+    fn median(&self) -> f64 {
+        median(&mut self.0.clone())
+    }
+
+    /// The first and third quartiles (nearest rank): how far the median can move between runs.
+    fn quartiles(&self) -> (f64, f64) {
+        let at = |q: f64| {
+            let rank = ((self.0.len() as f64 * q).ceil() as usize).clamp(1, self.0.len().max(1));
+            self.0.get(rank - 1).copied().unwrap_or(f64::NAN)
+        };
+        (at(0.25), at(0.75))
+    }
+}
+
 struct Row {
     workload: String,
-    reference: f64,
-    ours: f64,
+    reference: Samples,
+    ours: Samples,
     how: &'static str,
     goal: Option<f64>,
 }
@@ -431,7 +455,10 @@ impl Bench {
     }
 
     /// Warm-up, then `reps` alternating pairs (who goes first swaps every rep).
-    fn measure(&mut self, workload: &Workload) -> Result<(f64, f64, Option<f64>), String> {
+    fn measure(
+        &mut self,
+        workload: &Workload,
+    ) -> Result<(Samples, Samples, Option<Samples>), String> {
         let room = self.room();
         self.reference_rep(&room, workload)?;
         self.our_rep(workload)?;
@@ -454,8 +481,8 @@ impl Bench {
                 theirs.push(reference(self)?);
             }
         }
-        let cold = (!cold.is_empty()).then(|| median(&mut cold));
-        Ok((median(&mut theirs), median(&mut ours), cold))
+        let cold = (!cold.is_empty()).then(|| Samples::new(cold));
+        Ok((Samples::new(theirs), Samples::new(ours), cold))
     }
 }
 
@@ -509,7 +536,7 @@ fn compare(reference: Option<String>, reps: usize, out: PathBuf) -> Result<(), S
         };
         rows.push(Row {
             workload: name.into(),
-            reference,
+            reference: reference.clone(),
             ours,
             how,
             goal,
@@ -534,13 +561,15 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
         "\nreference (@cloudflare/codemode 0.5.6 on wrangler dev, HTTP round trip) vs ours (medians of {reps} alternating reps, ms)\n"
     );
     println!(
-        "{:<46} {:>11} {:>10} {:>8} {:>6}  ours measured as",
-        "workload", "reference", "ours", "ratio", "goal"
+        "{:<46} {:>11} {:>10} {:>15} {:>8} {:>6}  ours measured as",
+        "workload", "reference", "ours", "ours p25–p75", "ratio", "goal"
     );
     let mut report = Vec::new();
     let mut missed = 0;
     for row in rows {
-        let ratio = row.reference / row.ours;
+        let (reference, ours) = (row.reference.median(), row.ours.median());
+        let (low, high) = row.ours.quartiles();
+        let ratio = reference / ours;
         let goal = match row.goal {
             // --ours-only: there is no reference to hold a ratio against.
             _ if ratio.is_nan() => "—".into(),
@@ -552,17 +581,25 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
             None => "—".into(),
         };
         println!(
-            "{:<46} {:>11.1} {:>10.2} {:>7.1}× {:>6}  {}",
-            row.workload, row.reference, row.ours, ratio, goal, row.how
+            "{:<46} {:>11.1} {:>10.2} {:>15} {:>7.1}× {:>6}  {}",
+            row.workload,
+            reference,
+            ours,
+            format!("{low:.2}–{high:.2}"),
+            ratio,
+            goal,
+            row.how
         );
         report.push(json!({
-            "workload": row.workload, "referenceMs": row.reference, "oursMs": row.ours,
-            "ratio": ratio, "goal": row.goal, "met": row.goal.map(|g| ratio >= g), "ours": row.how,
+            "workload": row.workload, "referenceMs": reference, "oursMs": ours,
+            "ratio": ratio, "goal": row.goal,
+            "met": row.goal.filter(|_| !ratio.is_nan()).map(|g| ratio >= g), "ours": row.how,
+            "referenceSamplesMs": row.reference.0, "oursSamplesMs": row.ours.0,
         }));
     }
     println!(
         "\n{}",
-        if rows.iter().all(|row| row.reference.is_nan()) {
+        if rows.iter().all(|row| row.reference.median().is_nan()) {
             "our side only: no ratios".to_owned()
         } else if missed == 0 {
             "every ratio is at or above its goal".to_owned()
