@@ -19,20 +19,36 @@ impl ProcessIdentity {
         }
     }
 
-    /// Whether this exact process still runs.
+    /// Whether this exact process still runs. A zombie (exited, not yet reaped by its parent) does not: it
+    /// will never finish the pass or the rollback it held.
     pub fn is_alive(self) -> bool {
-        match start_time(self.pid) {
-            Some(started) => self.started == 0 || started == self.started,
-            None => false,
+        match stat(self.pid) {
+            Some(stat) if !stat.exited => self.started == 0 || stat.started == self.started,
+            _ => false,
         }
     }
 }
 
+struct Stat {
+    started: u64,
+    /// State `Z` (zombie) or `X` (dead).
+    exited: bool,
+}
+
 fn start_time(pid: u32) -> Option<u64> {
+    stat(pid).map(|s| s.started)
+}
+
+fn stat(pid: u32) -> Option<Stat> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses; the fields after the last ')' are fixed.
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
+    // The command name may hold spaces and parentheses; the fields after the last ')' are fixed: the state
+    // (field 3) first, the start time (field 22) twentieth after it.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?;
+    Some(Stat {
+        exited: matches!(state, "Z" | "X"),
+        started: fields.nth(18)?.parse().ok()?,
+    })
 }
 
 #[cfg(test)]
@@ -58,5 +74,25 @@ mod tests {
             }
             .is_alive()
         );
+    }
+
+    #[test]
+    fn a_zombie_is_not_alive() {
+        // A child that exited and is not reaped yet stays in the process table as a zombie.
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("true starts");
+        let pid = child.id();
+        let zombie = (0..500).find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            stat(pid).filter(|s| s.exited)
+        });
+        let zombie = zombie.expect("the child becomes a zombie");
+        let identity = ProcessIdentity {
+            pid,
+            started: zombie.started,
+        };
+        assert!(!identity.is_alive());
+        child.wait().expect("reaped");
     }
 }
