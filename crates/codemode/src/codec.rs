@@ -11,21 +11,23 @@ pub const BIGINT_ENVELOPE: &str = "__codemode_bigint_v1__";
 /// The largest durable value, in UTF-16 code units of its serialisation.
 pub const MAX_DURABLE_VALUE: usize = 1_000_000;
 
-/// Whether a call's arguments match the recorded ones (reference §3.4): key order never matters, and when
-/// either side has no arguments (or cannot be read) the check is skipped.
+/// Whether a call's arguments match the recorded ones: key order never matters. Unlike the reference
+/// (§3.4), "no arguments" and some arguments are different calls, and text that cannot be read matches only
+/// itself — what a person approved is what runs (docs/design.md, "Replay compares every call whole").
 pub fn same_arguments(recorded: Option<&RawValue>, attempted: Option<&RawValue>) -> bool {
-    let (Some(recorded), Some(attempted)) = (recorded, attempted) else {
-        return true;
-    };
-    if recorded.get() == attempted.get() {
-        return true;
-    }
-    match (
-        serde_json::from_str::<Value>(recorded.get()),
-        serde_json::from_str::<Value>(attempted.get()),
-    ) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => true,
+    match (recorded, attempted) {
+        (None, None) => true,
+        (Some(recorded), Some(attempted)) => {
+            recorded.get() == attempted.get()
+                || match (
+                    serde_json::from_str::<Value>(recorded.get()),
+                    serde_json::from_str::<Value>(attempted.get()),
+                ) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => false,
+                }
+        }
+        _ => false,
     }
 }
 
@@ -70,9 +72,10 @@ mod tests {
     }
 
     #[test]
-    fn missing_arguments_skip_the_check() {
-        assert!(same_arguments(None, Some(&raw("{}"))));
-        assert!(same_arguments(Some(&raw("{}")), None));
+    fn no_arguments_and_some_arguments_are_different_calls() {
+        assert!(!same_arguments(None, Some(&raw("{}"))));
+        assert!(!same_arguments(Some(&raw("{}")), None));
+        assert!(same_arguments(None, None));
     }
 
     #[test]

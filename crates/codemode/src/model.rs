@@ -131,6 +131,9 @@ pub struct ToolLogEntry {
     /// `{recorded: {connector, method, args}, attempted: {connector, method, args}}` on a divergence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub divergence: Option<Value>,
+    /// The error the connector answered with (state `error`): replay gives the program this error again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 fn is_false(value: &bool) -> bool {

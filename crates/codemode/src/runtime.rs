@@ -15,7 +15,9 @@ use crate::model::{
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
-use crate::store::{Decision, Recover, Resume, RollbackClaim, Store, StoreError, unserialisable};
+use crate::store::{
+    Decision, Deletion, Recover, Resume, RollbackClaim, Store, StoreError, unserialisable,
+};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -447,10 +449,22 @@ impl Runtime {
         Ok(pruned.len())
     }
 
-    /// Deletes one execution; a paused or running one has its execution resources disposed (`rejected`).
+    /// Deletes one execution; a paused one has its execution resources disposed (`rejected`). A run whose
+    /// pass or rollback a live process holds is refused ([`RuntimeError::Busy`]) and keeps its audit row.
     pub async fn delete_execution(&self, id: &str) -> Result<bool, RuntimeError> {
-        let Some(status) = self.inner.store.delete(id)? else {
-            return Ok(false);
+        let status = match self.inner.store.delete(id)? {
+            Deletion::Deleted(status) => status,
+            Deletion::Missing => return Ok(false),
+            Deletion::Running(pid) => {
+                return Err(RuntimeError::Busy(format!(
+                    "Execution \"{id}\" is running in process {pid}; it can be deleted once its pass ends."
+                )));
+            }
+            Deletion::RollingBack(pid) => {
+                return Err(RuntimeError::Busy(format!(
+                    "Execution \"{id}\" is being rolled back by process {pid}; it can be deleted once the rollback ends."
+                )));
+            }
         };
         if !status.is_terminal() {
             self.dispose(id, ExecutionStatus::Rejected).await;
@@ -784,17 +798,22 @@ impl Runtime {
                 },
                 logs,
             )) => {
-                let (result, result_error) = match result.as_deref().map(parse_raw).transpose() {
-                    Ok(result) => (result, result_error),
-                    Err(reason) => (None, result_error.or(Some(reason))),
+                // A final value that JSON cannot carry (a cycle, a lone surrogate) fails the run with the
+                // reason: the reference hands the model the live value, which a worker process cannot, and a
+                // completed run with no result would hide it (docs/design.md, "Values that JSON cannot carry").
+                let parsed = match (result_error, result.as_deref().map(parse_raw).transpose()) {
+                    (Some(reason), _) | (None, Err(reason)) => Err(reason),
+                    (None, Ok(result)) => Ok(result),
                 };
-                let audit = match &result_error {
-                    Some(reason) => Some(Value::String(format!(
-                        "[codemode: result omitted from the audit trail — {}]",
-                        unserialisable("The final result", reason)
-                    ))),
-                    None => result.clone(),
+                let result = match parsed {
+                    Ok(result) => result,
+                    Err(reason) => {
+                        let error = unserialisable("The final result", &reason);
+                        store.fail(id, &error, now)?;
+                        return self.finish_error(id, error).await;
+                    }
                 };
+                let audit = result.clone();
                 if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now, read_log)? {
                     self.pass_end(id, ExecutionStatus::Completed).await;
                     self.dispose(id, ExecutionStatus::Completed).await;
@@ -900,9 +919,17 @@ fn step_unrecordable(host: &RuntimeHost, seq: u64, reason: &str, now: i64) -> bo
     false
 }
 
-/// A value from the worker as JSON; deeper than serde_json's 128 levels is an error, not a silent nothing.
+/// A value from the worker as JSON; deeper than serde_json's 128 levels, or a string holding half of a
+/// UTF-16 surrogate pair, is an error with its reason, never a silent nothing.
 fn parse_raw(raw: &RawValue) -> Result<Value, String> {
-    serde_json::from_str(raw.get()).map_err(|e| e.to_string())
+    serde_json::from_str(raw.get()).map_err(|e| {
+        if e.to_string().contains("surrogate") {
+            "a string holds a lone surrogate (half of a UTF-16 pair), which JSON text cannot carry"
+                .to_owned()
+        } else {
+            e.to_string()
+        }
+    })
 }
 
 /// Answers a pass's requests: every connector call goes through `decide` and `record_result`.
@@ -1023,6 +1050,7 @@ impl PassHost for RuntimeHost {
         match decision {
             Ok(Decision::Execute) => {}
             Ok(Decision::Replay(result)) => return CallAnswer::Value(result.map(|r| raw(&r))),
+            Ok(Decision::ReplayError(message)) => return CallAnswer::Error(message),
             Ok(Decision::Missing) => {
                 return CallAnswer::Error(format!("No execution \"{}\"", self.id));
             }
@@ -1030,10 +1058,9 @@ impl PassHost for RuntimeHost {
             Err(error) => return CallAnswer::Error(error.to_string()),
         }
         if tool.is_none() {
-            return CallAnswer::Error(format!(
-                "Tool \"{}\" not found on {}",
-                call.method, call.connector
-            ));
+            let message = format!("Tool \"{}\" not found on {}", call.method, call.connector);
+            let _ = store.record_error(&self.id, call.seq, &message, inner.now());
+            return CallAnswer::Error(message);
         }
         let ctx = CallContext {
             execution_id: self.id.clone(),
@@ -1050,7 +1077,12 @@ impl PassHost for RuntimeHost {
                 let _ = store.record_result(&self.id, call.seq, result.as_ref(), inner.now());
                 CallAnswer::Value(result.map(|r| raw(&r)))
             }
-            Err(message) => CallAnswer::Error(message),
+            Err(message) => {
+                // The connector answered: the call has an outcome, replayed as this same error and never
+                // executed again (docs/design.md, "A call's outcome is recorded, errors included").
+                let _ = store.record_error(&self.id, call.seq, &message, inner.now());
+                CallAnswer::Error(message)
+            }
         }
     }
 

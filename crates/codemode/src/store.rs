@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -73,6 +73,9 @@ const MIGRATIONS: &[&str] = &[
     // 4: when a rollback reverted a call, so that a call which may have been applied before a crash (and was
     // then rejected) is told apart from one a rollback already undid.
     "ALTER TABLE cm_log ADD COLUMN reverted_at INTEGER;",
+    // 5: the error a connector answered a call with, so that replay gives the program the same error instead
+    // of running the call again (docs/design.md, "A call's outcome is recorded, errors included").
+    "ALTER TABLE cm_log ADD COLUMN error TEXT;",
 ];
 
 /// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
@@ -102,6 +105,8 @@ pub enum StoreError {
 pub enum Decision {
     Execute,
     Replay(Option<Value>),
+    /// The call was answered with this error when it ran: the program gets the same error again.
+    ReplayError(String),
     /// The run is not running (it paused or failed): end the pass.
     Pause,
     /// The execution does not exist.
@@ -114,6 +119,18 @@ pub enum Resume {
     Resumed,
     NotPaused(ExecutionStatus),
     /// A live process is rolling the run back.
+    RollingBack(u32),
+    Missing,
+}
+
+/// The result of trying to delete one execution.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Deletion {
+    /// Deleted; it had this status.
+    Deleted(ExecutionStatus),
+    /// A live process is running a pass of it: nothing was deleted.
+    Running(u32),
+    /// A live process is rolling it back: nothing was deleted.
     RollingBack(u32),
     Missing,
 }
@@ -277,7 +294,7 @@ impl Store {
             }
             let existing = tx
                 .query_row_cached(
-                    "SELECT connector, method, args, result, ephemeral, state FROM cm_log
+                    "SELECT connector, method, args, result, ephemeral, state, error FROM cm_log
                      WHERE execution_id = ?1 AND seq = ?2",
                     params![id, seq as i64],
                     |row| {
@@ -288,11 +305,12 @@ impl Store {
                             row.get::<_, Option<String>>(3)?,
                             row.get::<_, bool>(4)?,
                             row.get::<_, String>(5)?,
+                            row.get::<_, Option<String>>(6)?,
                         ))
                     },
                 )
                 .optional()?;
-            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state)) = existing {
+            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state, error)) = existing {
                 let old_args_value = old_args.as_deref().and_then(|a| serde_json::from_str::<Value>(a).ok());
                 let attempted = json!({"connector": connector, "method": method, "args": args});
                 let recorded = json!({"connector": old_connector, "method": old_method, "args": old_args_value});
@@ -303,9 +321,14 @@ impl Store {
                     diverge(tx, id, seq, &detail, recorded, attempted, now)?;
                     return Ok(Decision::Pause);
                 }
-                if let (Some(old), Some(new)) = (&old_args_value, args)
-                    && old != new
-                {
+                // "No arguments" and some arguments are different calls (docs/design.md, "Replay compares
+                // every call whole"): the reference skips the check when either side has none.
+                let same_args = match (old_args.as_deref(), args) {
+                    (None, None) => true,
+                    (Some(_), Some(new)) => old_args_value.as_ref() == Some(new),
+                    _ => false,
+                };
+                if !same_args {
                     let detail = format!(
                         "{connector}.{method} was called with different arguments than the recorded run. Arguments must be deterministic across replays. Wrap nondeterministic inputs in codemode.step(name, fn)."
                     );
@@ -318,6 +341,8 @@ impl Store {
                         let result = result.as_deref().and_then(|r| serde_json::from_str(r).ok());
                         return Ok(Decision::Replay(result));
                     }
+                    // The run is running, so this call was approved (only `resume` turns a paused run
+                    // into a running one): the pass has now reached it.
                     Some(EntryState::Pending) => {
                         tx.execute_cached(
                             "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2",
@@ -327,8 +352,21 @@ impl Store {
                         return Ok(Decision::Execute);
                     }
                     Some(EntryState::Executing) => return Ok(Decision::Execute),
+                    // A call the connector answered with an error has an outcome: the program sees it
+                    // again, and nothing runs twice. A re-executed tool runs again, as its policy says.
+                    Some(EntryState::Error) => match error {
+                        Some(_) if old_ephemeral => {
+                            tx.execute_cached(
+                                "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2",
+                                params![id, seq as i64],
+                            )?;
+                            return Ok(Decision::Execute);
+                        }
+                        Some(error) => return Ok(Decision::ReplayError(error)),
+                        None => return Ok(Decision::Pause),
+                    },
                     Some(EntryState::Reverted) => {} // treated as a fresh call
-                    _ => return Ok(Decision::Pause),
+                    None => return Ok(Decision::Pause),
                 }
             }
             // A fresh call.
@@ -403,6 +441,24 @@ impl Store {
             )?;
             touch(tx, id, now)?;
             Ok(true)
+        })
+    }
+
+    /// Records the error a connector answered a call with: the call has an outcome, so replay gives the
+    /// program the same error and a rollback has nothing of it to undo. The run goes on.
+    pub fn record_error(
+        &self,
+        id: &str,
+        seq: u64,
+        message: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute_cached(
+                "UPDATE cm_log SET state = 'error', error = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing'",
+                params![id, seq as i64, cap(message)],
+            )?;
+            touch(tx, id, now)
         })
     }
 
@@ -517,8 +573,10 @@ impl Store {
         self.write(|tx| fail_in(tx, id, message, now))
     }
 
-    /// Claims a paused run for approval: the run becomes `running` and its pending call `executing`, attributed
-    /// to `actor`, in one transaction (so a later reject finds nothing pending).
+    /// Claims a paused run for approval: the run becomes `running` and its pending call is attributed to
+    /// `actor`, in one transaction (so a later reject, which needs a paused run, finds nothing to reject). The
+    /// call stays `pending` until the pass reaches it: a replay that diverges before it leaves it never run,
+    /// and a rollback then has nothing of it to undo.
     pub fn resume(&self, id: &str, actor: Actor, now: i64) -> Result<Resume, StoreError> {
         self.write(|tx| {
             let Some(status) = status_of(tx, id)? else {
@@ -537,7 +595,7 @@ impl Store {
                 return Ok(Resume::NotPaused(status));
             }
             tx.execute_cached(
-                "UPDATE cm_log SET state = 'executing', decided_by = ?2, decided_at = ?3
+                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3
                  WHERE execution_id = ?1 AND state = 'pending'",
                 params![id, actor.as_str(), now],
             )?;
@@ -546,17 +604,27 @@ impl Store {
     }
 
     /// Reclaims stale non-terminal runs (reference §6): `paused` → `rejected` ("Expired awaiting approval"),
-    /// `running` → `error`; strictly older than `cutoff`. Returns the expired ids.
+    /// `running` → `error`; strictly older than `cutoff`. A run whose pass or rollback a live process holds
+    /// is never touched, however old: only a run its process abandoned is reclaimed. Returns the expired ids.
     pub fn expire(&self, cutoff: i64, now: i64) -> Result<Vec<String>, StoreError> {
         self.write(|tx| {
             let stale: Vec<(String, String)> = {
                 let mut statement = tx.prepare_cached(
-                    "SELECT id, status FROM cm_executions
+                    "SELECT id, status, owner_pid, owner_started, rollback_pid, rollback_started FROM cm_executions
                      WHERE runtime = ?1 AND status IN ('paused', 'running') AND updated_at < ?2
                      ORDER BY created_at, id",
                 )?;
                 statement
-                    .query_map(params![self.runtime, cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?
+                    .query_map(params![self.runtime, cutoff], |row| {
+                        let status: String = row.get(1)?;
+                        let owner = owner_of(row.get(2)?, row.get(3)?);
+                        let rollback = owner_of(row.get(4)?, row.get(5)?);
+                        let live = (status == "running" && owner.is_some_and(ProcessIdentity::is_alive))
+                            || rollback.is_some_and(ProcessIdentity::is_alive);
+                        Ok((row.get::<_, String>(0)?, status, live))
+                    })?
+                    .filter(|row| !matches!(row, Ok((_, _, true))))
+                    .map(|row| row.map(|(id, status, _)| (id, status)))
                     .collect::<rusqlite::Result<_>>()?
             };
             let mut expired = Vec::new();
@@ -588,21 +656,39 @@ impl Store {
         self.write(|tx| prune(tx, &self.runtime, keep, None))
     }
 
-    /// Deletes one execution and its log; returns the status it had, if it existed.
-    pub fn delete(&self, id: &str) -> Result<Option<ExecutionStatus>, StoreError> {
+    /// Deletes one execution and its log, unless a live process holds its pass or its rollback: the audit
+    /// row of a run that is still acting must not disappear.
+    pub fn delete(&self, id: &str) -> Result<Deletion, StoreError> {
         self.write(|tx| {
-            let status: Option<String> = tx
+            let row = tx
                 .query_row_cached(
-                    "SELECT status FROM cm_executions WHERE id = ?1 AND runtime = ?2",
+                    "SELECT status, owner_pid, owner_started, rollback_pid, rollback_started
+                     FROM cm_executions WHERE id = ?1 AND runtime = ?2",
                     params![id, self.runtime],
-                    |row| row.get(0),
+                    |row| {
+                        Ok((
+                            row.get::<_, String>(0)?,
+                            owner_of(row.get(1)?, row.get(2)?),
+                            owner_of(row.get(3)?, row.get(4)?),
+                        ))
+                    },
                 )
                 .optional()?;
-            if status.is_some() {
-                tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-                tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+            let Some((status, owner, rollback)) = row else {
+                return Ok(Deletion::Missing);
+            };
+            let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
+            if status == ExecutionStatus::Running
+                && let Some(owner) = owner.filter(|o| o.is_alive())
+            {
+                return Ok(Deletion::Running(owner.pid));
             }
-            Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
+            if let Some(holder) = rollback.filter(|h| h.is_alive()) {
+                return Ok(Deletion::RollingBack(holder.pid));
+            }
+            tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+            tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+            Ok(Deletion::Deleted(status))
         })
     }
 
@@ -834,9 +920,14 @@ impl Store {
         })
     }
 
-    /// Rejects the pending call at `seq` (reference §2.5); false when nothing there is pending.
+    /// Rejects the pending call at `seq` of a paused run (reference §2.5); false when the run is not paused
+    /// (a terminal run's status never changes back), a live process is rolling it back, or nothing at `seq`
+    /// is pending.
     pub fn reject(&self, id: &str, seq: u64, actor: Actor, now: i64) -> Result<bool, StoreError> {
         self.write(|tx| {
+            if status_of(tx, id)? != Some(ExecutionStatus::Paused) || live_rollback(tx, id)?.is_some() {
+                return Ok(false);
+            }
             let entry = tx
                 .query_row_cached(
                     "SELECT connector, method FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
@@ -853,7 +944,7 @@ impl Store {
                 params![id, seq as i64, actor.as_str(), now],
             )?;
             tx.execute_cached(
-                "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1",
+                "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
                 params![id, format!("Action {connector}.{method} rejected by user"), now],
             )?;
             Ok(true)
@@ -946,7 +1037,8 @@ impl Store {
                         substr(e.error, 1, ?6), substr(e.result, 1, ?6),
                         (SELECT count(*) FROM cm_log l WHERE l.execution_id = e.id),
                         (SELECT l.connector || '.' || l.method FROM cm_log l
-                          WHERE l.execution_id = e.id AND l.state = 'pending' ORDER BY l.seq LIMIT 1)
+                          WHERE e.status = 'paused' AND l.execution_id = e.id AND l.state = 'pending'
+                          ORDER BY l.seq LIMIT 1)
                  FROM cm_executions e
                  WHERE e.runtime = ?1
                    AND (?2 IS NULL OR e.status = ?2)
@@ -1085,7 +1177,7 @@ fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
 fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntry>> {
     let mut statement = connection.prepare_cached(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
-                interrupted, divergence
+                interrupted, divergence, error
          FROM cm_log WHERE execution_id = ?1 ORDER BY seq",
     )?;
     let rows = statement.query_map(params![id], |row| {
@@ -1103,6 +1195,7 @@ fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntr
             decided_at: row.get(9)?,
             interrupted: row.get(10)?,
             divergence: parse_json(row.get(11)?),
+            error: row.get(12)?,
         })
     })?;
     rows.collect()
@@ -1213,16 +1306,23 @@ fn prune(
 ) -> rusqlite::Result<Vec<String>> {
     let ids: Vec<String> = {
         let mut statement = tx.prepare_cached(
-            "SELECT id FROM cm_executions
+            "SELECT id, rollback_pid, rollback_started FROM cm_executions
              WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back') AND id IS NOT ?2
              ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3",
         )?;
-        statement
-            .query_map(
-                params![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
-                |row| row.get(0),
-            )?
-            .collect::<rusqlite::Result<_>>()?
+        let rows = statement.query_map(
+            params![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
+            |row| Ok((row.get::<_, String>(0)?, owner_of(row.get(1)?, row.get(2)?))),
+        )?;
+        let mut ids = Vec::new();
+        for row in rows {
+            // A run being rolled back by a live process keeps its audit row until the rollback ends.
+            let (id, rollback) = row?;
+            if !rollback.is_some_and(ProcessIdentity::is_alive) {
+                ids.push(id);
+            }
+        }
+        ids
     };
     for id in &ids {
         tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;

@@ -440,7 +440,7 @@ async fn a_step_value_that_cannot_be_recorded_ends_the_run() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_throwing_connector_is_an_error_outcome_and_its_entry_stays_executing() {
+async fn a_throwing_connector_is_an_error_outcome_and_its_call_records_the_error() {
     let runtime = open(&temp_db(), &Items::new()).await;
     let outcome = json_of(
         &runtime
@@ -450,7 +450,8 @@ async fn a_throwing_connector_is_an_error_outcome_and_its_entry_stays_executing(
     );
     assert_eq!(outcome["status"], "error");
     assert_eq!(outcome["error"], "Code execution failed: connector boom");
-    assert_eq!(outcome["calls"][0]["state"], "executing");
+    assert_eq!(outcome["calls"][0]["state"], "error");
+    assert_eq!(outcome["calls"][0]["error"], "connector boom");
     let id = outcome["executionId"].as_str().unwrap();
     assert_eq!(
         runtime.execution(id).unwrap().unwrap().status,

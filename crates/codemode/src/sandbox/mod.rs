@@ -548,12 +548,12 @@ fn native_step_decide(
     Ok(decision.into())
 }
 
-/// `natives.stepRecord(seq, valueJson, valueError)`.
+/// `natives.stepRecord(seq, valueJson, valueError)` → the value as recorded (what every replay returns).
 fn native_step_record(
     _: &JsValue,
     args: &[JsValue],
     shared: &Shared,
-    _: &mut Context,
+    context: &mut Context,
 ) -> JsResult<JsValue> {
     let state = &shared.0;
     if state.stopped.get() {
@@ -566,14 +566,15 @@ fn native_step_record(
         Some((name, false)) => Some(name),
         _ => None,
     };
+    let value = arg_raw(args, 1);
     let answer = state.channel.request(&WorkerMessage::StepRecord {
         seq,
-        value: arg_raw(args, 1),
+        value: value.clone(),
         value_error: arg_string(args, 2),
         name,
     });
     match answer {
-        HostMessage::Ok { .. } => Ok(JsValue::undefined()),
+        HostMessage::Ok { .. } => raw_to_js(value, context),
         _ => Err(state.stop()),
     }
 }

@@ -14,6 +14,19 @@
   const define = Object.defineProperty;
   const freeze = Object.freeze;
   const create = Object.create;
+  const finite = Number.isFinite;
+  // Values JSON.stringify would silently change or drop: refused in step values, since replay could only
+  // hand back the changed value (docs/design.md, "Values that JSON cannot carry"). Arguments keep the
+  // reference's JSON semantics: the JSON form is what a person approves and what the connector receives.
+  const lossy = [
+    [Map, "a Map", "{}"],
+    [Set, "a Set", "{}"],
+    [WeakMap, "a WeakMap", "{}"],
+    [WeakSet, "a WeakSet", "{}"],
+    [RegExp, "a RegExp", "{}"],
+    [Error, "an Error", "{}"],
+    [Promise, "a Promise", "{}"],
+  ];
   const BINARY = "__codemode_binary_v1__";
   const BIGINT = "__codemode_bigint_v1__";
 
@@ -32,6 +45,26 @@
   }
 
   const encode = (value) => stringify(value, replacer);
+
+  function refuse(key, what, becomes) {
+    const where = key === "" ? "" : " (at key " + stringify(Str(key)) + ")";
+    throw new Err(what + where + " cannot be carried through JSON: it would " + becomes);
+  }
+
+  function strictReplacer(key, value) {
+    const type = typeof value;
+    if (type === "symbol") refuse(key, "a Symbol", "be dropped");
+    if (type === "function") refuse(key, "a function", "be dropped");
+    if (type === "number" && !finite(value)) refuse(key, Str(value), "become null");
+    if (value !== null && type === "object") {
+      for (let i = 0; i < lossy.length; i++) {
+        if (value instanceof lossy[i][0]) refuse(key, lossy[i][1], "become " + lossy[i][2]);
+      }
+    }
+    return replacer(key, value);
+  }
+
+  const encodeStrict = (value) => stringify(value, strictReplacer);
   const messageOf = (e) => {
     try {
       if (e !== null && (typeof e === "object" || typeof e === "function") && e.message !== undefined) {
@@ -43,10 +76,10 @@
     }
   };
 
-  // [json, error]: what crosses the durable boundary, or why it cannot.
+  // [json, error]: a step value as it crosses the durable boundary, or why it cannot.
   function encodeOrError(value) {
     try {
-      return [encode(value), undefined];
+      return [encodeStrict(value), undefined];
     } catch (e) {
       return [undefined, messageOf(e)];
     }
@@ -79,8 +112,9 @@
     if (decision.replay) return decision.value;
     const value = await fn();
     const [json, error] = encodeOrError(value);
-    natives.stepRecord(decision.seq, json, error);
-    return value;
+    // The program gets the recorded value, as every replay will: a Date is its ISO string from the first
+    // pass on, not only after an approval.
+    return natives.stepRecord(decision.seq, json, error);
   }
 
   const search = async (query) => natives.search(Str(query));

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod items;
+pub mod ledger;
 
 use codemode::protocol::{ReplayEntry, raw};
 use codemode::{
