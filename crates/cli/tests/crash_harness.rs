@@ -156,6 +156,22 @@ impl Harness {
             .map(|e| e["id"].as_str().unwrap_or_default().to_owned())
     }
 
+    /// Every call the ledger server received: its tool and its arguments as sent.
+    fn inputs(&self) -> Vec<(String, Value)> {
+        let path = format!("{}.inputs", self.ledger.display());
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|line| {
+                let input: Value = serde_json::from_str(line).expect("an input line");
+                (
+                    input["tool"].as_str().unwrap_or_default().to_owned(),
+                    input["arguments"].clone(),
+                )
+            })
+            .collect()
+    }
+
     /// Per token: how many times it was applied, and whether it is in the ledger now.
     fn ledger(&self) -> HashMap<String, Effect> {
         let text = std::fs::read_to_string(&self.ledger).unwrap_or_default();
@@ -342,6 +358,17 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
 
     // Invariants, on the effects.
     let effects = h.ledger();
+    let inputs = h.inputs();
+    let token = |arguments: &Value| arguments["token"].as_str().unwrap_or_default().to_owned();
+    // Every revert the server received undid a call it had received: applied, or in doubt after a crash.
+    for (tool, arguments) in inputs.iter().filter(|(tool, _)| tool == "erase") {
+        assert!(
+            inputs
+                .iter()
+                .any(|(other, applied)| other != "erase" && token(applied) == token(arguments)),
+            "{tool} {arguments}: reverted a call the server never received"
+        );
+    }
     let workspace = h.home.join("workspace");
     for (n, track) in tracks.iter().enumerate() {
         let run = format!("r{n}");
@@ -354,7 +381,17 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
             .copied()
             .unwrap_or_default();
         let written = std::fs::read_to_string(workspace.join(format!("{run}.txt"))).ok();
+        let sent: Vec<&(String, Value)> = inputs
+            .iter()
+            .filter(|(tool, arguments)| {
+                tool != "erase" && token(arguments).starts_with(&format!("{run}-"))
+            })
+            .collect();
         let Some(id) = &track.id else {
+            assert!(
+                sent.is_empty(),
+                "{run}: never recorded, yet the server was called: {sent:?}"
+            );
             assert_eq!(
                 record.applied, 0,
                 "{run}: never recorded, yet its gated call was applied"
@@ -382,6 +419,35 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
             h.counts.gated_reapproved += 1;
         }
         let log = execution["log"].as_array().cloned().unwrap_or_default();
+        // What the server received is what the log recorded (and, for the gated call, what was approved),
+        // and every call the log shows applied reached the server with exactly those arguments.
+        for (tool, arguments) in &sent {
+            let entry = log.iter().find(|e| {
+                e["connector"] == "ledger"
+                    && e["method"] == tool.as_str()
+                    && e["args"] == *arguments
+            });
+            let entry = entry.unwrap_or_else(|| {
+                panic!("{run} {id}: the server received {tool} {arguments}, which no call of the log records: {execution}")
+            });
+            if tool == "record" {
+                assert!(
+                    entry["decidedBy"].is_string(),
+                    "{run} {id}: the gated record ran undecided: {entry}"
+                );
+            }
+        }
+        for entry in log
+            .iter()
+            .filter(|e| e["connector"] == "ledger" && e["state"] == "applied")
+        {
+            assert!(
+                sent.iter()
+                    .any(|(tool, arguments)| entry["method"] == tool.as_str()
+                        && entry["args"] == *arguments),
+                "{run} {id}: applied, yet the server never received it: {entry}"
+            );
+        }
         let entry_state = |seq: u64| {
             log.iter()
                 .find(|e| e["seq"] == seq)

@@ -5,6 +5,8 @@
 Tools: `note({token})` and `record({token})` append `apply <token>` (a repeated call shows as a second line);
 `erase({token})` takes the token out of the ledger, appending `erase <token>` only when it is in — a revert
 retried after a crash is a no-op, as reverts of real services are expected to be.
+Every tools/call's name and arguments, exactly as received, are appended first to LEDGER_FILE.inputs (one JSON
+object a line), so the harness can compare what the server was sent with what the log says was approved.
 Each append is flushed and fsynced before the answer, then the answer waits a few milliseconds, so a host
 killed at a random moment is often killed after the effect and before it recorded the result: the window
 the harness is about. Written on the standard library alone (newline-delimited JSON-RPC, MCP 2025-06-18)
@@ -25,8 +27,8 @@ TOOLS = [
 ]
 
 
-def append(line):
-    with open(LEDGER, "a", encoding="utf-8") as ledger:
+def append(line, path=LEDGER):
+    with open(path, "a", encoding="utf-8") as ledger:
         ledger.write(line + "\n")
         ledger.flush()
         os.fsync(ledger.fileno())
@@ -63,6 +65,7 @@ def answer(request):
         return {"tools": TOOLS}
     if method == "tools/call":
         name = params.get("name")
+        append(json.dumps({"tool": name, "arguments": params.get("arguments")}), LEDGER + ".inputs")
         token = (params.get("arguments") or {}).get("token")
         if name not in ("note", "record", "erase") or not isinstance(token, str):
             return {"content": [{"type": "text", "text": f"bad call {name} {token!r}"}], "isError": True}

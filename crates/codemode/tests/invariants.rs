@@ -1,0 +1,287 @@
+//! The trust invariants as a standing property test (docs/design.md, "Trust invariants"): over many generated
+//! programs and generated sequences of decisions (approve, reject, a world that changes between passes so
+//! replays diverge, rollback, expiry), compare what the `ledger` connector itself received and reverted with
+//! what the log says:
+//! - every applied call was received exactly once, with exactly the recorded (approved) arguments, and a gated
+//!   one only after a decision;
+//! - every input the connector received belongs to a recorded call that ran, and no call ran twice;
+//! - every reverted call had been applied, and none was reverted twice;
+//! - a terminal run's status changes only to `rolled_back`, and a decision once recorded never changes.
+
+mod support;
+
+use codemode::{
+    Actor, EntryState, ExecutionState, ExecutionStatus, Runtime, RuntimeOptions, ToolLogEntry,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+use support::TestClock;
+use support::ledger::Ledger;
+
+/// One statement of a generated program.
+#[derive(Debug, Clone)]
+enum Op {
+    Read(u8),
+    Write(u8),
+    WriteNoArgs,
+    /// Arguments that depend on the re-executed `mode`: they change when the world changes.
+    WriteByMode,
+    Pay(u8),
+    Charge(u8),
+    Create(u8),
+    Step(u8),
+}
+
+impl Op {
+    fn js(&self) -> String {
+        let call = match self {
+            Op::Read(n) => format!("ledger.read({{ n: {n} }})"),
+            Op::Write(n) => format!("ledger.write({{ path: 'p{n}' }})"),
+            Op::WriteNoArgs => "ledger.write()".to_owned(),
+            Op::WriteByMode => {
+                "ledger.write(mode === 0 ? undefined : { path: 'm' + mode })".to_owned()
+            }
+            Op::Pay(n) => format!("ledger.pay({{ amount: {n} }})"),
+            Op::Charge(n) => format!("ledger.charge({{ amount: {n} }})"),
+            Op::Create(n) => format!("ledger.create({{ name: 'e{}' }})", n % 3),
+            Op::Step(n) => format!("codemode.step('s{n}', () => ({{ n: {n}, at: mode }}))"),
+        };
+        format!("  try {{ out.push(await {call}); }} catch (e) {{ out.push(e.message); }}\n")
+    }
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        any::<u8>().prop_map(Op::Read),
+        any::<u8>().prop_map(Op::Write),
+        Just(Op::WriteNoArgs),
+        Just(Op::WriteByMode),
+        any::<u8>().prop_map(Op::Pay),
+        any::<u8>().prop_map(Op::Charge),
+        any::<u8>().prop_map(Op::Create),
+        any::<u8>().prop_map(Op::Step),
+    ]
+}
+
+/// What happens while a run is paused (or after it ended).
+#[derive(Debug, Clone)]
+enum Action {
+    Approve,
+    Reject,
+    /// The world changes (the re-executed `mode` reads another value), then the run is approved.
+    ChangeWorldThenApprove(u8),
+    Rollback,
+    /// The clock moves a day on and expiry sweeps.
+    Expire,
+}
+
+fn action() -> impl Strategy<Value = Action> {
+    prop_oneof![
+        4 => Just(Action::Approve),
+        1 => Just(Action::Reject),
+        2 => (0u8..3).prop_map(Action::ChangeWorldThenApprove),
+        1 => Just(Action::Rollback),
+        1 => Just(Action::Expire),
+    ]
+}
+
+fn program(ops: &[Op]) -> String {
+    let body: String = ops.iter().map(Op::js).collect();
+    format!(
+        "async () => {{\n  const mode = await ledger.mode();\n  const out = [];\n{body}  return out;\n}}"
+    )
+}
+
+fn is_terminal(status: ExecutionStatus) -> bool {
+    status.is_terminal()
+}
+
+/// The invariants that hold between any two observations of the store.
+struct Observer {
+    statuses: HashMap<String, ExecutionStatus>,
+    decisions: HashMap<(String, u64), (String, i64)>,
+}
+
+impl Observer {
+    fn observe(&mut self, runtime: &Runtime) -> Result<(), TestCaseError> {
+        for execution in runtime.executions(None).map_err(fail)? {
+            if let Some(before) = self.statuses.get(&execution.id)
+                && is_terminal(*before)
+                && *before != execution.status
+            {
+                prop_assert!(
+                    execution.status == ExecutionStatus::RolledBack
+                        && *before != ExecutionStatus::RolledBack,
+                    "terminal run {} went from {before} to {}",
+                    execution.id,
+                    execution.status
+                );
+            }
+            self.statuses.insert(execution.id.clone(), execution.status);
+            for entry in &execution.log {
+                if let (Some(by), Some(at)) = (&entry.decided_by, entry.decided_at) {
+                    let key = (execution.id.clone(), entry.seq);
+                    if let Some(before) = self.decisions.get(&key) {
+                        prop_assert_eq!(before, &(by.clone(), at), "decision changed at {:?}", key);
+                    }
+                    self.decisions.insert(key, (by.clone(), at));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn fail(error: impl std::fmt::Display) -> TestCaseError {
+    TestCaseError::fail(error.to_string())
+}
+
+/// What the connector saw, against the log.
+fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), TestCaseError> {
+    let (received, reverted) = ledger.with(|s| (s.received.clone(), s.reverted.clone()));
+    let logs: HashMap<&str, &Vec<ToolLogEntry>> =
+        executions.iter().map(|e| (e.id.as_str(), &e.log)).collect();
+    let entry = |id: &str, seq: u64| {
+        logs.get(id)
+            .and_then(|log| log.iter().find(|e| e.seq == seq))
+    };
+    let mut ran = HashSet::new();
+    for input in received.iter().filter(|r| r.method != "mode") {
+        let key = (input.execution_id.clone(), input.seq);
+        prop_assert!(ran.insert(key.clone()), "ran twice: {key:?}");
+        let entry = entry(&input.execution_id, input.seq);
+        let entry = entry.ok_or_else(|| fail(format!("no log entry for {key:?}")))?;
+        prop_assert_eq!(&entry.method, &input.method);
+        prop_assert_eq!(
+            &entry.args,
+            &input.args,
+            "received other arguments than recorded at {:?}",
+            key
+        );
+        if entry.requires_approval {
+            prop_assert!(
+                entry.decided_by.is_some(),
+                "a gated call ran undecided: {key:?}"
+            );
+        }
+        let ran_state = matches!(entry.state, EntryState::Applied | EntryState::Reverted)
+            || (entry.state == EntryState::Error && entry.error.is_some());
+        prop_assert!(ran_state, "a call that ran is {:?} at {key:?}", entry.state);
+    }
+    for execution in executions {
+        for entry in &execution.log {
+            if entry.connector != "ledger" || entry.method == "mode" {
+                continue;
+            }
+            let key = (execution.id.clone(), entry.seq);
+            if entry.state == EntryState::Applied {
+                prop_assert!(ran.contains(&key), "applied but never received: {key:?}");
+            }
+            if matches!(entry.state, EntryState::Pending | EntryState::Executing) {
+                prop_assert!(!ran.contains(&key), "{:?} but it ran: {key:?}", entry.state);
+            }
+        }
+    }
+    let mut undone = HashSet::new();
+    for (id, seq, method) in &reverted {
+        let key = (id.clone(), *seq);
+        prop_assert!(undone.insert(key.clone()), "reverted twice: {key:?}");
+        prop_assert!(
+            ran.contains(&key),
+            "reverted {method} that never ran: {key:?}"
+        );
+        let entry = entry(id, *seq).ok_or_else(|| fail(format!("no entry for revert {key:?}")))?;
+        prop_assert!(
+            entry.error.is_none(),
+            "reverted a call that failed: {key:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
+    let tokio = tokio::runtime::Runtime::new().expect("tokio");
+    let mut runner = TestRunner::new(Config {
+        cases: 64,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        prop::collection::vec(prop::collection::vec(op(), 1..7), 1..4),
+        prop::collection::vec(action(), 1..12),
+    );
+    let result = runner.run(&strategy, |(programs, actions)| {
+        tokio.block_on(async {
+            let db = std::env::temp_dir()
+                .join(format!("codemode-invariants-{}", uuid::Uuid::new_v4()))
+                .join("codemode.db");
+            let ledger = Ledger::new();
+            let clock = TestClock::at(1_700_000_000_000);
+            let runtime = Runtime::open(
+                &db,
+                RuntimeOptions {
+                    worker: Some(support::worker_path()),
+                    keep_warm: true,
+                    clock: clock.clone(),
+                    ..RuntimeOptions::default()
+                },
+                vec![ledger.clone()],
+            )
+            .await
+            .map_err(fail)?;
+            let mut observer = Observer {
+                statuses: HashMap::new(),
+                decisions: HashMap::new(),
+            };
+            let mut ids = Vec::new();
+            for ops in &programs {
+                let outcome = runtime.execute(&program(ops)).await.map_err(fail)?;
+                ids.push(outcome.execution_id().to_owned());
+                observer.observe(&runtime)?;
+            }
+            for (turn, action) in actions.iter().enumerate() {
+                let id = &ids[turn % ids.len()];
+                match action {
+                    Action::Approve => {
+                        runtime.approve(id, Actor::Console).await.map_err(fail)?;
+                    }
+                    Action::Reject => {
+                        let seq = runtime
+                            .pending(Some(id))
+                            .map_err(fail)?
+                            .first()
+                            .map(|p| p.seq);
+                        runtime
+                            .reject(id, seq.unwrap_or(0), Actor::Cli)
+                            .await
+                            .map_err(fail)?;
+                    }
+                    Action::ChangeWorldThenApprove(mode) => {
+                        ledger.with(|s| s.mode = json!(mode));
+                        runtime.approve(id, Actor::Console).await.map_err(fail)?;
+                    }
+                    Action::Rollback => {
+                        runtime.rollback(id).await.map_err(fail)?;
+                    }
+                    Action::Expire => {
+                        clock.advance(24 * 3_600_000 + 1);
+                        runtime
+                            .expire_paused(Duration::from_secs(3_600))
+                            .await
+                            .map_err(fail)?;
+                    }
+                }
+                observer.observe(&runtime)?;
+            }
+            let executions = runtime.executions(None).map_err(fail)?;
+            check_ledger(&ledger, &executions)
+        })
+    });
+    if let Err(error) = result {
+        panic!("{error}");
+    }
+}
