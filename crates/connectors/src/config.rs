@@ -2,6 +2,7 @@
 //! `codemode mcp` (SPEC §4). Errors name the file, line and column; values from `env` and `headers` are secrets
 //! and never appear in an error or a debug print.
 
+use crate::owner_only;
 use codemode::names::{check_connector_name, sanitize_tool_name};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -281,21 +282,12 @@ pub fn format_age(age: Duration) -> String {
     }
 }
 
+/// Creates the file owner-only, with its folder; a file that appeared meanwhile is never replaced.
 fn create_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     if let Some(folder) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(folder)?;
+        owner_only::create_dir_all(folder)?;
     }
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)?;
-    file.write_all(text.as_bytes())
+    owner_only::create(path, text.as_bytes())
 }
 
 /// The file as written, before defaults and resolution.

@@ -4,6 +4,7 @@
 //! hash of what we wrote — is kept per `(execution id, seq)` in the state folder, which also makes a repeated
 //! call (a re-execution after a crash) return its first result instead of applying twice.
 
+use crate::owner_only;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use cap_std::ambient_authority;
@@ -35,8 +36,9 @@ impl FilesConnector {
         state: &Path,
         approval: Option<Vec<String>>,
     ) -> std::io::Result<Self> {
-        create_private_dir(root)?;
-        create_private_dir(state)?;
+        owner_only::create_dir_all(root)?;
+        // The state holds previous contents of the workspace's files: ours, owner-only even if it existed wider.
+        owner_only::own_dir(state)?;
         Ok(FilesConnector {
             name: name.to_owned(),
             root: root.to_owned(),
@@ -76,11 +78,12 @@ impl FilesConnector {
     fn save_record(&self, ctx: &CallContext, record: &UndoRecord) -> Result<(), String> {
         let path = self.record_path(ctx);
         if let Some(folder) = path.parent() {
-            create_private_dir(folder).map_err(|e| format!("cannot keep undo data: {e}"))?;
+            owner_only::create_dir_all(folder)
+                .map_err(|e| format!("cannot keep undo data: {e}"))?;
         }
         let text = serde_json::to_vec(record).map_err(|e| e.to_string())?;
         let temporary = path.with_extension("tmp");
-        std::fs::write(&temporary, text)
+        owner_only::write(&temporary, &text)
             .and_then(|()| std::fs::rename(&temporary, &path))
             .map_err(|e| format!("cannot keep undo data: {e}"))
     }
@@ -522,17 +525,6 @@ fn io_error(path: &str, error: std::io::Error) -> String {
         }
         _ => format!("{path}: {error}"),
     }
-}
-
-fn create_private_dir(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    if path.is_dir() {
-        return Ok(());
-    }
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
 }
 
 fn descriptor(

@@ -3,6 +3,7 @@
 
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};
+use crate::owner_only;
 use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +55,9 @@ pub struct Home {
 
 impl Home {
     pub async fn open(dir: &Path, options: HomeOptions) -> Result<Home, RuntimeError> {
-        create_private_dir(dir)
+        // It holds the database and the configuration's secrets; a host may have created it with the default
+        // mode before opening it, so it is made owner-only here whether it existed or not.
+        owner_only::own_dir(dir)
             .map_err(|e| RuntimeError::Configuration(format!("{}: {e}", dir.display())))?;
         let (config, config_error) = match config::load(dir) {
             Ok(config) => (Some(config), None),
@@ -125,12 +128,4 @@ impl Home {
             _ => "mcp",
         }
     }
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
 }

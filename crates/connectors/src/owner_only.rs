@@ -1,0 +1,53 @@
+//! Owner-only folders and files for what codemode keeps (the data directory, `connectors.json`, undo records
+//! holding a file's previous bytes): modes are set explicitly after creation, so no umask, not even 000,
+//! widens them.
+
+use std::fs::{DirBuilder, OpenOptions, Permissions};
+use std::io::{ErrorKind, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+const FOLDER: u32 = 0o700;
+const FILE: u32 = 0o600;
+
+/// Creates `path` and its missing parents, each 0700. Folders that exist are left as they are: one may be a
+/// person's (a workspace they chose).
+pub(crate) fn create_dir_all(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_dir_all(parent)?;
+    }
+    match DirBuilder::new().mode(FOLDER).create(path) {
+        // The umask applied to `mode`; the folder gets 0700 whatever it was.
+        Ok(()) => std::fs::set_permissions(path, Permissions::from_mode(FOLDER)),
+        // Created by another process in between.
+        Err(e) if e.kind() == ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// A folder that is codemode's own: created like [`create_dir_all`], and made 0700 if it existed wider (a host
+/// that created it with the default mode, or an older version).
+pub(crate) fn own_dir(path: &Path) -> std::io::Result<()> {
+    create_dir_all(path)?;
+    std::fs::set_permissions(path, Permissions::from_mode(FOLDER))
+}
+
+/// Writes `bytes` to `path`, created or truncated, 0600 even when a file left there had a wider mode.
+pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(OpenOptions::new().create(true).truncate(true), path, bytes)
+}
+
+/// Writes `bytes` to a new file at `path`, 0600; an existing file is an error, never replaced.
+pub(crate) fn create(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(OpenOptions::new().create_new(true), path, bytes)
+}
+
+fn write_with(options: &mut OpenOptions, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = options.write(true).mode(FILE).open(path)?;
+    // On the open file (fchmod), before any byte is written: nothing is ever readable by others.
+    file.set_permissions(Permissions::from_mode(FILE))?;
+    file.write_all(bytes)
+}
