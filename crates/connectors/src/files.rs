@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// The methods that change the workspace, approval-gated unless configured otherwise.
 pub const WRITE_METHODS: [&str; 3] = ["write_file", "delete_file", "move_file"];
@@ -121,7 +121,7 @@ impl FilesConnector {
     fn read_file(&self, args: ReadArgs) -> Result<Value, String> {
         let bytes = self
             .dir()?
-            .read(&args.path)
+            .read(normalise(&args.path)?)
             .map_err(|e| io_error(&args.path, e))?;
         let content = encode(&args.path, &bytes, args.encoding)?;
         Ok(json!({"path": args.path, "content": content, "size": bytes.len()}))
@@ -135,21 +135,23 @@ impl FilesConnector {
         ctx: &CallContext,
     ) -> Result<(UndoRecord, Value), String> {
         let bytes = decode(&args.content, args.encoding)?;
+        let path = file_path(&args.path)?;
         let (before, created_dirs) = match prior {
             Some(prior) => (prior.before, prior.created_dirs),
-            None => (snapshot(dir, &args.path)?, missing_parents(dir, &args.path)),
+            None => (snapshot(dir, &path)?, missing_parents(dir, &path)),
         };
         let record = UndoRecord {
             method: "write_file".into(),
-            path: args.path.clone(),
+            path: path.clone(),
             before,
             after: Some(hash(&bytes)),
             created_dirs,
             ..UndoRecord::default()
         };
         self.save_record(ctx, &record)?;
-        create_parents(dir, &args.path)?;
-        replace(dir, &args.path, &bytes).map_err(|e| io_error(&args.path, e))?;
+        with_parents(dir, &path, &record.created_dirs, |dir| {
+            replace(dir, &path, &bytes).map_err(|e| io_error(&args.path, e))
+        })?;
         let created = record.before.is_none();
         Ok((
             record,
@@ -164,21 +166,22 @@ impl FilesConnector {
         prior: Option<UndoRecord>,
         ctx: &CallContext,
     ) -> Result<(UndoRecord, Value), String> {
+        let path = file_path(&args.path)?;
         let before = match prior {
             Some(prior) => prior.before,
-            None => snapshot(dir, &args.path)?,
+            None => snapshot(dir, &path)?,
         };
         let deleted = before.is_some();
         let record = UndoRecord {
             method: "delete_file".into(),
-            path: args.path.clone(),
+            path,
             before,
             after: None,
             ..UndoRecord::default()
         };
         self.save_record(ctx, &record)?;
         if deleted {
-            match dir.remove_file(&args.path) {
+            match dir.remove_file(&record.path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
                 Err(e) => return Err(io_error(&args.path, e)),
@@ -194,12 +197,13 @@ impl FilesConnector {
         prior: Option<UndoRecord>,
         ctx: &CallContext,
     ) -> Result<(UndoRecord, Value), String> {
+        let (from, to) = (file_path(&args.from)?, file_path(&args.to)?);
         let record = match prior {
             Some(prior) => prior,
             None => {
-                let moved = snapshot(dir, &args.from)?
-                    .ok_or_else(|| format!("{}: no such file", args.from))?;
-                let replaced = snapshot(dir, &args.to)?;
+                let moved =
+                    snapshot(dir, &from)?.ok_or_else(|| format!("{}: no such file", args.from))?;
+                let replaced = snapshot(dir, &to)?;
                 if replaced.is_some() && !args.overwrite {
                     return Err(format!(
                         "{}: already exists (pass overwrite: true to replace it)",
@@ -208,23 +212,24 @@ impl FilesConnector {
                 }
                 UndoRecord {
                     method: "move_file".into(),
-                    path: args.from.clone(),
-                    to: Some(args.to.clone()),
+                    path: from.clone(),
+                    to: Some(to.clone()),
                     after: Some(content_hash(&moved)),
                     before: replaced,
-                    created_dirs: missing_parents(dir, &args.to),
+                    created_dirs: missing_parents(dir, &to),
                     ..UndoRecord::default()
                 }
             }
         };
         self.save_record(ctx, &record)?;
         // After a crash the move may already have happened: the source is gone and the destination holds it.
-        let already = snapshot(dir, &args.from)?.is_none()
-            && snapshot(dir, &args.to)?.as_deref().map(content_hash) == record.after;
+        let already = snapshot(dir, &from)?.is_none()
+            && snapshot(dir, &to)?.as_deref().map(content_hash) == record.after;
         if !already {
-            create_parents(dir, &args.to)?;
-            dir.rename(&args.from, dir, &args.to)
-                .map_err(|e| io_error(&args.from, e))?;
+            with_parents(dir, &to, &record.created_dirs, |dir| {
+                dir.rename(&from, dir, &to)
+                    .map_err(|e| io_error(&args.from, e))
+            })?;
         }
         Ok((record, json!({"from": args.from, "to": args.to})))
     }
@@ -233,7 +238,10 @@ impl FilesConnector {
         let path = args.path.unwrap_or_else(|| ".".to_owned());
         let dir = self.dir()?;
         let mut entries = Vec::new();
-        for entry in dir.read_dir(&path).map_err(|e| io_error(&path, e))? {
+        for entry in dir
+            .read_dir(normalise(&path)?)
+            .map_err(|e| io_error(&path, e))?
+        {
             let entry = entry.map_err(|e| io_error(&path, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let metadata = entry.metadata().map_err(|e| io_error(&name, e))?;
@@ -248,7 +256,7 @@ impl FilesConnector {
     fn stat(&self, args: PathArgs) -> Result<Value, String> {
         let metadata = self
             .dir()?
-            .symlink_metadata(&args.path)
+            .symlink_metadata(normalise(&args.path)?)
             .map_err(|e| io_error(&args.path, e))?;
         let modified = metadata
             .modified()
@@ -317,10 +325,7 @@ impl FilesConnector {
                 restore(&dir, &to, record.before.as_deref())?;
             }
         }
-        // Folders the call created go too, deepest first, unless something else was put in them since.
-        for folder in record.created_dirs.iter().rev() {
-            let _ = dir.remove_dir(folder);
-        }
+        remove_created(&dir, &record.created_dirs);
         self.save_record(
             ctx,
             &UndoRecord {
@@ -471,7 +476,38 @@ fn restore(dir: &Dir, path: &str, before: Option<&str>) -> Result<(), String> {
     }
 }
 
-/// The folders above `path` that do not exist yet, outermost first.
+/// `path` relative to the root with `.` and `..` resolved by name, as a person reads it (`.` for the root):
+/// `n/../keep/f.txt` is `keep/f.txt`, so a write never makes `n` and its undo record names only folders it
+/// really creates. A `..` above the root and an absolute path are refused, before anything is touched.
+fn normalise(path: &str) -> Result<String, String> {
+    let refused = || format!("{path}: refused, the path leads outside the workspace");
+    let mut parts: Vec<&str> = Vec::new();
+    for component in Path::new(path).components() {
+        match component {
+            Component::Normal(part) => parts.push(part.to_str().ok_or_else(refused)?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop().ok_or_else(refused)?;
+            }
+            Component::RootDir | Component::Prefix(_) => return Err(refused()),
+        }
+    }
+    Ok(if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    })
+}
+
+/// [`normalise`]d, for a call that writes a file: the root is not one.
+fn file_path(path: &str) -> Result<String, String> {
+    match normalise(path)? {
+        root if root == "." => Err(format!("{path}: is the workspace folder, not a file")),
+        normal => Ok(normal),
+    }
+}
+
+/// The folders above `path` (normalised by [`file_path`]) that do not exist yet, outermost first.
 fn missing_parents(dir: &Dir, path: &str) -> Vec<String> {
     let Some(parent) = Path::new(path).parent() else {
         return Vec::new();
@@ -487,12 +523,35 @@ fn missing_parents(dir: &Dir, path: &str) -> Vec<String> {
     missing
 }
 
-fn create_parents(dir: &Dir, path: &str) -> Result<(), String> {
-    match Path::new(path).parent() {
+/// Creates the folders above `path`, then runs `apply`; when either fails, the folders in `created` (what
+/// [`missing_parents`] found) are removed again, so a failed call leaves the workspace as it found it.
+fn with_parents(
+    dir: &Dir,
+    path: &str,
+    created: &[String],
+    apply: impl FnOnce(&Dir) -> Result<(), String>,
+) -> Result<(), String> {
+    let parents = match Path::new(path).parent() {
         Some(parent) if !parent.as_os_str().is_empty() => dir
             .create_dir_all(parent)
             .map_err(|e| io_error(&parent.display().to_string(), e)),
         _ => Ok(()),
+    };
+    let applied = parents.and_then(|()| apply(dir));
+    if applied.is_err() {
+        remove_created(dir, created);
+    }
+    applied
+}
+
+/// Removes folders a call created, deepest first, unless something else was put in them since. Only names
+/// as [`normalise`] writes them count: a record kept before paths were normalised may list `n/../keep`,
+/// which is a folder the call did not create.
+fn remove_created(dir: &Dir, created: &[String]) {
+    for folder in created.iter().rev() {
+        if normalise(folder).as_deref() == Ok(folder.as_str()) {
+            let _ = dir.remove_dir(folder);
+        }
     }
 }
 

@@ -552,3 +552,133 @@ async fn writes_create_missing_folders_and_rollback_removes_them_unless_used_sin
     assert!(!place.root.join("archive").exists());
     assert!(!place.root.join("drafts").exists());
 }
+
+/// Every undo record the connector keeps, without the result it returned (which echoes the arguments).
+fn records(state: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    for execution in std::fs::read_dir(state).unwrap().flatten() {
+        for record in std::fs::read_dir(execution.path()).unwrap().flatten() {
+            let text = std::fs::read_to_string(record.path()).unwrap();
+            let mut record: Value = serde_json::from_str(&text).unwrap();
+            record.as_object_mut().unwrap().remove("result");
+            texts.push(record.to_string());
+        }
+    }
+    texts
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rollback_of_a_dotdot_write_keeps_the_folder_it_did_not_create() {
+    let place = place();
+    std::fs::create_dir_all(place.root.join("keep")).unwrap();
+    std::fs::write(place.root.join("moving.txt"), "moving").unwrap();
+    let runtime = runtime(&place).await;
+    let code = r#"async () => {
+      await files.write_file({ path: "n/../keep/f.txt", content: "f" });
+      await files.move_file({ from: "./moving.txt", to: "m/./../keep/moved.txt" });
+    }"#;
+    let done = approve_all(&runtime, runtime.execute(code).await.unwrap()).await;
+    assert_eq!(done.status(), "completed", "{done:?}");
+    for never_made in ["n", "m"] {
+        assert!(!place.root.join(never_made).exists(), "{never_made}");
+    }
+    for record in records(&place.state) {
+        assert!(!record.contains(".."), "{record}");
+    }
+    let report = runtime.rollback(done.execution_id()).await.unwrap();
+    assert!(report.failed.is_empty(), "{report:?}");
+    assert!(place.root.join("keep").is_dir(), "keep/ was there before");
+    assert_eq!(
+        std::fs::read_dir(place.root.join("keep")).unwrap().count(),
+        0
+    );
+    assert_eq!(
+        std::fs::read_to_string(place.root.join("moving.txt")).unwrap(),
+        "moving"
+    );
+    // Every method reads `..` the same way, whether or not the folder before it exists.
+    let f = files(&place);
+    call(
+        &f,
+        "write_file",
+        json!({"path": "k/../keep/g.txt", "content": "g"}),
+        0,
+    )
+    .await
+    .unwrap();
+    let listing = call(&f, "list_dir", json!({"path": "x/../keep"}), 1)
+        .await
+        .unwrap();
+    assert_eq!(listing["entries"][0]["name"], "g.txt", "{listing}");
+    let stat = call(&f, "stat", json!({"path": "./keep/./g.txt"}), 2)
+        .await
+        .unwrap();
+    assert_eq!(stat["size"], 1, "{stat}");
+    let deleted = call(&f, "delete_file", json!({"path": "d/../keep/g.txt"}), 3)
+        .await
+        .unwrap();
+    assert_eq!(deleted["deleted"], true, "{deleted}");
+    for never_made in ["k", "x", "d"] {
+        assert!(!place.root.join(never_made).exists(), "{never_made}");
+    }
+}
+
+#[tokio::test]
+async fn a_failed_write_leaves_no_folder_behind() {
+    let place = place();
+    let f = files(&place);
+    for (seq, path) in ["new/../../x.txt", "a/b/../../../x.txt", "/new/x.txt"]
+        .into_iter()
+        .enumerate()
+    {
+        let error = call(
+            &f,
+            "write_file",
+            json!({"path": path, "content": "x"}),
+            seq as u64,
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            error.ends_with("refused, the path leads outside the workspace"),
+            "{error}"
+        );
+    }
+    let refused = call(
+        &f,
+        "write_file",
+        json!({"path": "new/..", "content": "x"}),
+        3,
+    )
+    .await;
+    assert_eq!(
+        refused,
+        Err("new/..: is the workspace folder, not a file".to_owned())
+    );
+    // Fails after its first folder was made: a name longer than the filesystem allows.
+    let long = "l".repeat(300);
+    call(
+        &f,
+        "write_file",
+        json!({"path": format!("deep/{long}/f.txt"), "content": "x"}),
+        4,
+    )
+    .await
+    .unwrap_err();
+    std::fs::write(place.root.join("a.txt"), "a").unwrap();
+    call(
+        &f,
+        "move_file",
+        json!({"from": "a.txt", "to": format!("far/{long}/a.txt")}),
+        5,
+    )
+    .await
+    .unwrap_err();
+    let left: Vec<_> = std::fs::read_dir(&place.root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("a.txt")]);
+    assert!(!place.root.parent().unwrap().join("x.txt").exists());
+}
