@@ -201,7 +201,7 @@ pub fn save_runtime_settings(
         column: 0,
         message,
     };
-    check_settings(settings).map_err(error)?;
+    check_settings(settings).map_err(|(_, message)| error(message))?;
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => DEFAULT_CONFIG.to_owned(),
@@ -245,27 +245,33 @@ pub fn save_runtime_settings(
     std::fs::rename(&staging, &path).map_err(|e| error(format!("cannot replace it: {e}")))
 }
 
-/// Settings a person can type that the runtime cannot use.
-fn check_settings(settings: &RuntimeSettings) -> Result<(), String> {
+/// Settings a person can type that the runtime cannot use, with the field at fault. Checked when the file is
+/// read as well as when settings are saved: a value the runtime cannot use otherwise surfaces much later, as
+/// an unrelated failure (a sandbox worker that cannot start with `memoryLimitMb: 0`).
+fn check_settings(settings: &RuntimeSettings) -> Result<(), (&'static str, String)> {
     if !codemode::names::is_runtime_name(&settings.name) {
-        return Err(format!(
-            "runtime name \"{}\": use letters, digits, \"_\", \"-\" or \".\"",
-            settings.name
+        return Err((
+            "name",
+            format!(
+                "runtime name \"{}\": use letters, digits, \"_\", \"-\" or \".\"",
+                settings.name
+            ),
         ));
     }
-    if settings.max_executions == 0 {
-        return Err("maxExecutions must be at least 1".to_owned());
+    let minimums = [
+        ("maxExecutions", settings.max_executions as u128, 1),
+        ("timeoutMs", settings.timeout.as_millis(), 100),
+        ("memoryLimitMb", u128::from(settings.memory_limit_mb), 16),
+        (
+            "expirySweepMinutes",
+            u128::from(settings.expiry_sweep.as_secs() / 60),
+            1,
+        ),
+    ];
+    match minimums.into_iter().find(|(_, value, least)| value < least) {
+        Some((field, _, least)) => Err((field, format!("{field} must be at least {least}"))),
+        None => Ok(()),
     }
-    if settings.timeout < Duration::from_millis(100) {
-        return Err("timeoutMs must be at least 100".to_owned());
-    }
-    if settings.memory_limit_mb < 16 {
-        return Err("memoryLimitMb must be at least 16".to_owned());
-    }
-    if settings.expiry_sweep < Duration::from_secs(60) {
-        return Err("expirySweepMinutes must be at least 1".to_owned());
-    }
-    Ok(())
 }
 
 /// The shortest of `7d`, `24h`, `90m`, `45s` that says the duration exactly.
@@ -354,8 +360,8 @@ fn empty_object() -> Value {
 /// Parses a configuration; `path` names it in errors and `data_dir` anchors relative paths.
 pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigError> {
     let file = path.display().to_string();
-    let at = |needle: &str, message: String| {
-        let (line, column) = locate(text, needle);
+    let at_path = |needles: &[&str], message: String| {
+        let (line, column) = locate(text, needles);
         ConfigError {
             file: file.clone(),
             line,
@@ -363,6 +369,10 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             message,
         }
     };
+    let at = |needle: &str, message: String| at_path(&[needle], message);
+    // A connector may use the same key: the runtime's is the one after `"runtime"`.
+    let in_runtime =
+        |field: &str, message: String| at_path(&["\"runtime\"", &format!("\"{field}\"")], message);
     let raw: RawFile = serde_json::from_str(text).map_err(|e| ConfigError {
         file: file.clone(),
         line: e.line(),
@@ -380,8 +390,8 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             paused_ttl: match r.paused_ttl {
                 None => defaults.paused_ttl,
                 Some(value) => parse_age(&value).ok_or_else(|| {
-                    at(
-                        "\"pausedTtl\"",
+                    in_runtime(
+                        "pausedTtl",
                         "pausedTtl must be a duration such as \"0s\", \"90m\", \"24h\" or \"7d\""
                             .to_owned(),
                     )
@@ -393,14 +403,15 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     .checked_mul(60)
                     .map(Duration::from_secs)
                     .ok_or_else(|| {
-                        at(
-                            "\"expirySweepMinutes\"",
+                        in_runtime(
+                            "expirySweepMinutes",
                             "expirySweepMinutes is too large".to_owned(),
                         )
                     })?,
             },
         },
     };
+    check_settings(&runtime).map_err(|(field, message)| in_runtime(field, message))?;
     let mut connectors: Vec<ConnectorConfig> = Vec::new();
     let sections = [
         ("connectors", raw.connectors),
@@ -447,6 +458,17 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     ));
                 }
             };
+            // 0 would report every call as hung and stop the server.
+            let timeouts = [
+                ("callTimeoutMs", entry.call_timeout_ms),
+                ("revertTimeoutMs", entry.revert_timeout_ms),
+            ];
+            if let Some((field, _)) = timeouts.iter().find(|(_, ms)| *ms == Some(0)) {
+                return Err(at_path(
+                    &[&needle, &format!("\"{field}\"")],
+                    format!("{key}.{field} must be at least 1"),
+                ));
+            }
             connectors.push(ConnectorConfig {
                 name,
                 key: key.clone(),
@@ -601,11 +623,16 @@ fn strip_position(message: &str) -> String {
     }
 }
 
-/// The 1-based line and column of the first occurrence of `needle` (1:1 when absent).
-fn locate(text: &str, needle: &str) -> (usize, usize) {
-    let Some(offset) = text.find(needle) else {
-        return (1, 1);
-    };
+/// The 1-based line and column of the first occurrence of the last needle, each needle searched after the
+/// one before it (1:1 when one is absent).
+fn locate(text: &str, needles: &[&str]) -> (usize, usize) {
+    let mut offset = 0;
+    for needle in needles {
+        let Some(found) = text[offset..].find(needle) else {
+            return (1, 1);
+        };
+        offset += found;
+    }
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -359,3 +359,54 @@ fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
     assert!(error.message.contains("maxExecutions"), "{error}");
     assert_eq!(config::load(&dir).unwrap().runtime.max_executions, 7);
 }
+
+/// `memoryLimitMb: 0` used to load and fail much later as "worker did not start: Gone:".
+#[test]
+fn runtime_settings_the_runtime_cannot_use_are_refused_on_load_naming_the_field() {
+    for (field, value, message) in [
+        (
+            "memoryLimitMb",
+            json!(0),
+            "memoryLimitMb must be at least 16",
+        ),
+        ("timeoutMs", json!(0), "timeoutMs must be at least 100"),
+        (
+            "maxExecutions",
+            json!(0),
+            "maxExecutions must be at least 1",
+        ),
+        (
+            "expirySweepMinutes",
+            json!(0),
+            "expirySweepMinutes must be at least 1",
+        ),
+        (
+            "name",
+            json!("two words"),
+            "runtime name \"two words\": use letters, digits, \"_\", \"-\" or \".\"",
+        ),
+    ] {
+        // A connector with the same key comes first: the position is the runtime's field.
+        let text = format!(
+            "{{\n  \"connectors\": {{ \"{field}\": {{ \"command\": \"x\" }} }},\n  \"runtime\": {{\n    \"{field}\": {value}\n  }}\n}}"
+        );
+        let dir = data_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("connectors.json"), &text).unwrap();
+        let error = load(&dir).unwrap_err();
+        assert_eq!(error.message, message, "{text}");
+        assert_eq!((error.line, error.column), (4, 5), "{error}");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&format!("{}:4:5: ", dir.join("connectors.json").display())),
+            "{error}"
+        );
+    }
+    let zero_call =
+        parsed(r#"{"mcpServers": {"m": {"command": "x", "callTimeoutMs": 0}}}"#).unwrap_err();
+    assert_eq!(zero_call.message, "m.callTimeoutMs must be at least 1");
+    let zero_revert =
+        parsed(r#"{"mcpServers": {"m": {"command": "x", "revertTimeoutMs": 0}}}"#).unwrap_err();
+    assert_eq!(zero_revert.message, "m.revertTimeoutMs must be at least 1");
+}
