@@ -22,7 +22,7 @@ use std::time::Duration;
 const MIN_START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How many lines of a server's stderr are kept to explain why it failed.
 const STDERR_LINES: usize = 20;
-/// Longer stderr lines are cut: the tail of a failure is what explains it.
+/// Longer stderr lines are cut (after secrets are removed: a cut through a secret would keep its prefix).
 const STDERR_LINE_CHARS: usize = 400;
 
 /// Per-tool policy from `connectors.json`; every list accepts the original or the sanitised tool name.
@@ -70,8 +70,8 @@ pub struct McpConnector {
     /// Bumped on every start, so the runtime asks for the tools again.
     generation: AtomicU64,
     state: Mutex<ServerState>,
-    /// Values of `env` and `headers`, removed from every message.
-    secrets: Vec<String>,
+    /// Values of `env` and `headers` as a server may print them, removed from every message.
+    secrets: Arc<[String]>,
 }
 
 /// One start of a server.
@@ -127,9 +127,7 @@ impl McpConnector {
                 })
                 .collect(),
         };
-        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.len() >= 4).collect();
-        // Longest first, so a secret that contains another is removed whole.
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        let secrets = printed_forms(secrets.into_iter().filter(|s| s.len() >= 4));
         McpConnector {
             name: name.to_owned(),
             endpoint,
@@ -181,9 +179,7 @@ impl McpConnector {
     }
 
     fn redact(&self, message: String) -> String {
-        self.secrets.iter().fold(message, |text, secret| {
-            text.replace(secret.as_str(), "[redacted]")
-        })
+        redact(&self.secrets, message)
     }
 
     /// The running server, started (or restarted) when there is none.
@@ -276,7 +272,11 @@ impl McpConnector {
                         .map_err(|e| format!("cannot run \"{command}\": {e}"))?;
                 let pid = transport.id();
                 if let Some(child_stderr) = child_stderr {
-                    tokio::spawn(keep_tail(child_stderr, stderr.clone()));
+                    tokio::spawn(keep_tail(
+                        child_stderr,
+                        stderr.clone(),
+                        self.secrets.clone(),
+                    ));
                 }
                 match client.serve(transport).await {
                     Ok(service) => (service, pid),
@@ -311,10 +311,10 @@ impl McpConnector {
             let original = tool.name.to_string();
             let sanitised = sanitize_tool_name(&original);
             if let Some(other) = methods.iter().find(|m| m.descriptor.name == sanitised) {
-                collision.get_or_insert(format!(
+                collision.get_or_insert(self.redact(format!(
                     "MCP tools \"{}\" and \"{original}\" on {} both map to \"{sanitised}\". Override toolName() to disambiguate.",
                     other.original, self.name
-                ));
+                )));
                 continue;
             }
             let policy = &self.policy;
@@ -462,10 +462,25 @@ async fn stop(session: Arc<Session>) {
     }
 }
 
-async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque<String>>>) {
+/// Keeps the last lines of a server's stderr, each redacted and then cut.
+async fn keep_tail(
+    stderr: tokio::process::ChildStderr,
+    tail: Arc<Mutex<VecDeque<String>>>,
+    secrets: Arc<[String]>,
+) {
     use tokio::io::AsyncBufReadExt;
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut bytes = Vec::new();
+    // Bytes, not `lines()`: one line that is not UTF-8 would end the reading, and a server writing to the
+    // closed pipe after that would fail.
+    while reader
+        .read_until(b'\n', &mut bytes)
+        .await
+        .is_ok_and(|n| n > 0)
+    {
+        let text = String::from_utf8_lossy(&bytes);
+        let line = redact(&secrets, text.trim_end_matches(['\n', '\r']).to_owned());
+        bytes.clear();
         let line: String = line.chars().take(STDERR_LINE_CHARS).collect();
         let mut tail = lock(&tail);
         if tail.len() == STDERR_LINES {
@@ -473,6 +488,62 @@ async fn keep_tail(stderr: tokio::process::ChildStderr, tail: Arc<Mutex<VecDeque
         }
         tail.push_back(line);
     }
+}
+
+/// Every way a server may print each secret: as it is, inside a JSON string (`"` and `\` escaped), the same
+/// with non-ASCII as `\uXXXX` (Python's `json.dumps`) in either case of hex, and JSON-escaped twice (a JSON
+/// document logged as a string). Longest first, so a form that contains another is removed whole.
+fn printed_forms(secrets: impl Iterator<Item = String>) -> Arc<[String]> {
+    let json = |text: &str| {
+        let quoted = Value::from(text).to_string();
+        quoted
+            .strip_prefix('"')
+            .and_then(|q| q.strip_suffix('"'))
+            .map_or_else(|| quoted.clone(), str::to_owned)
+    };
+    let ascii = |text: &str, upper: bool| {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            if c.is_ascii() {
+                out.push(c);
+                continue;
+            }
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                out.push_str(&if upper {
+                    format!("\\u{unit:04X}")
+                } else {
+                    format!("\\u{unit:04x}")
+                });
+            }
+        }
+        out
+    };
+    let mut all: Vec<String> = Vec::new();
+    for secret in secrets {
+        let mut forms = vec![secret];
+        // Once for a JSON string, once more for a JSON document logged as a string.
+        for _ in 0..2 {
+            let escaped: Vec<String> = forms
+                .iter()
+                .flat_map(|form| {
+                    let escaped = json(form);
+                    [ascii(&escaped, false), ascii(&escaped, true), escaped]
+                })
+                .collect();
+            forms.extend(escaped);
+        }
+        all.extend(forms);
+    }
+    all.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    all.dedup();
+    all.into()
+}
+
+/// `text` without any printed form of a secret.
+fn redact(secrets: &[String], text: String) -> String {
+    secrets.iter().fold(text, |text, secret| {
+        text.replace(secret.as_str(), "[redacted]")
+    })
 }
 
 fn with_tail(message: String, tail: &Mutex<VecDeque<String>>) -> String {

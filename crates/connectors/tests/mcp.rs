@@ -433,3 +433,64 @@ async fn streamable_http_servers_are_connectors_too() {
     assert!(!message.contains("http-secret-99"));
     built.shutdown().await;
 }
+
+/// A token with what JSON escapes (`"`, `\`, non-ASCII), printed by the server across the place where a
+/// stderr line is cut and in JSON strings (`tests/servers/trouble.py`, `leak_token`).
+const LEAKY_TOKEN: &str = "tok\"Se\\cr\u{e9}t-0123456789-abcdef";
+
+/// The token nor any 8+ character prefix of it, as it is or JSON-escaped, is in `text`.
+fn assert_no_token(text: &str) {
+    let escaped = serde_json::to_string(LEAKY_TOKEN).unwrap();
+    let escaped = escaped.trim_matches('"');
+    let ascii = escaped.replace('\u{e9}', "\\u00e9");
+    for form in [LEAKY_TOKEN, escaped, &ascii] {
+        for (end, _) in form.char_indices().skip(8) {
+            assert!(
+                !text.contains(&form[..end]),
+                "{:?} leaks in {text}",
+                &form[..end]
+            );
+        }
+        assert!(!text.contains(form), "{form:?} leaks in {text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secret_printed_to_stderr_cut_or_json_escaped_never_reaches_an_error() {
+    let dir = scratch("mcp-leak");
+    let env = json!({"env": {"TROUBLE_TOKEN": LEAKY_TOKEN}});
+    let config = json!({"mcpServers": {
+        "starting": stdio_entry(trouble_server(&["--leak-start"]), env.clone()),
+        "calling": stdio_entry(trouble_server(&[]), env)
+    }})
+    .to_string();
+    let (runtime, built) = open(&dir, &config).await;
+    let started = run(&runtime, "async () => starting.echo({ text: 'x' })").await;
+    let start_error = started["error"].as_str().unwrap_or_default();
+    assert!(
+        start_error.contains("failed to start") && start_error.contains("[redacted]"),
+        "the stderr lines are there, without the token: {started}"
+    );
+    assert!(
+        start_error.contains(&format!("{}[reda |", "x".repeat(395))),
+        "a line is cut after the token is removed: {start_error}"
+    );
+    assert_no_token(&started.to_string());
+    let listing = runtime.connectors().await;
+    let state = listing.iter().find(|c| c.name == "starting").unwrap();
+    assert_no_token(state.error.as_deref().unwrap_or_default());
+
+    let leaked = runtime.execute("async () => calling.leak()").await.unwrap();
+    let crashed = outcome(&leaked);
+    let crash_error = crashed["error"].as_str().unwrap_or_default();
+    assert!(
+        crash_error.contains("stopped during calling.leak") && crash_error.contains("[redacted]"),
+        "{crashed}"
+    );
+    assert_no_token(&crashed.to_string());
+    let stored = runtime.execution(leaked.execution_id()).unwrap();
+    let stored = serde_json::to_string(&stored).unwrap();
+    assert!(stored.contains("[redacted]"), "{stored}");
+    assert_no_token(&stored);
+    built.shutdown().await;
+}

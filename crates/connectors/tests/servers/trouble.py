@@ -4,15 +4,32 @@ middle of a call, a hang, a huge result, names that need sanitising or collide, 
     trouble.py                 stdio server
     trouble.py --collide       two tools whose names sanitise to the same method
     trouble.py --fail-start    writes a diagnostic (with $TROUBLE_TOKEN) to stderr and exits before MCP starts
+    trouble.py --leak-start    writes $TROUBLE_TOKEN to stderr every way a server may print it, and exits
     trouble.py --http PORT     the same tools over streamable HTTP
 """
 
 import asyncio
+import json
 import os
 import sys
 
 if "--fail-start" in sys.argv:
     print(f"trouble: cannot authenticate with token {os.environ.get('TROUBLE_TOKEN', '')}", file=sys.stderr)
+    sys.exit(3)
+
+
+def leak_token():
+    """$TROUBLE_TOKEN across the 400th character of a line (where the host cuts), then JSON-escaped: with
+    non-ASCII as \\uXXXX, as is, and a JSON document logged as a string."""
+    token = os.environ.get("TROUBLE_TOKEN", "")
+    print("x" * 395 + token + " end", file=sys.stderr)
+    print(json.dumps({"token": token}), file=sys.stderr)
+    print(json.dumps({"token": token}, ensure_ascii=False), file=sys.stderr)
+    print(json.dumps(json.dumps({"token": token}), ensure_ascii=False), file=sys.stderr, flush=True)
+
+
+if "--leak-start" in sys.argv:
+    leak_token()
     sys.exit(3)
 
 from mcp.server.mcpserver import MCPServer
@@ -39,6 +56,12 @@ def fail(message: str) -> str:
 @server.tool(description="Exits in the middle of the call.", structured_output=False)
 def crash() -> str:
     print("trouble: crashing on purpose", file=sys.stderr, flush=True)
+    os._exit(7)
+
+
+@server.tool(description="Prints $TROUBLE_TOKEN to stderr and exits in the middle of the call.", structured_output=False)
+def leak() -> str:
+    leak_token()
     os._exit(7)
 
 
