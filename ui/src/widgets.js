@@ -29,8 +29,38 @@ function append(el, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(el, child);
-    else el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    else if (child instanceof Node) el.append(child);
+    else el.append(...visibleText(String(child)));
   }
+}
+
+// Characters that change how text reads without showing themselves: C0/C1 controls (newline and tab only lay
+// text out) and the Unicode bidirectional controls, which can make "report\u202Efdp.exe" read as a PDF. The
+// CLI escapes the same set (crates/cli/src/render.rs, `disguises`).
+const DISGUISING = /([\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069])/;
+const BIDI_NAMES = {
+  0x061c: "ARABIC LETTER MARK", 0x200e: "LEFT-TO-RIGHT MARK", 0x200f: "RIGHT-TO-LEFT MARK",
+  0x202a: "LEFT-TO-RIGHT EMBEDDING", 0x202b: "RIGHT-TO-LEFT EMBEDDING", 0x202c: "POP DIRECTIONAL FORMATTING",
+  0x202d: "LEFT-TO-RIGHT OVERRIDE", 0x202e: "RIGHT-TO-LEFT OVERRIDE", 0x2066: "LEFT-TO-RIGHT ISOLATE",
+  0x2067: "RIGHT-TO-LEFT ISOLATE", 0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE",
+};
+
+/** Text as nodes, every disguising character replaced by a badge that names it. Every text the views build
+ * goes through here (via `h` and `clear`), so nothing from an agent reaches the screen able to reorder or
+ * hide what is around it; copying still copies the exact value. */
+export function visibleText(text) {
+  const parts = text.split(DISGUISING);
+  if (parts.length === 1) return [document.createTextNode(text)];
+  // `split` with a capturing group alternates text and the characters found: odd indexes are characters.
+  return parts.flatMap((part, i) => {
+    if (i % 2 === 0) return part ? [document.createTextNode(part)] : [];
+    const code = part.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    const badge = document.createElement("span");
+    badge.className = "invisible-char";
+    badge.title = `U+${code} ${BIDI_NAMES[part.codePointAt(0)] || "CONTROL CHARACTER"}`;
+    badge.textContent = `⟨U+${code}⟩`;
+    return [badge];
+  });
 }
 
 export function clear(el, ...children) {
@@ -116,7 +146,7 @@ function node(value, open, depth) {
     if (full.length <= 160) return h("span.s", full);
     const span = h("span.s", `${full.slice(0, 120)}…"`);
     const more = h("span.more", ` ▸ ${size(value.length)}`);
-    const expand = () => { span.textContent = full; more.remove(); };
+    const expand = () => { clear(span, full); more.remove(); };
     span.addEventListener("click", expand);
     more.addEventListener("click", expand);
     return h("span", span, more);
