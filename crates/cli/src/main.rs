@@ -145,9 +145,9 @@ fn main() -> ExitCode {
     } else if json {
         println!("{}", report.json);
     } else if report.ok {
-        println!("{}", report.text);
+        println!("{}", render::visible(&report.text));
     } else {
-        eprintln!("{}", report.text);
+        eprintln!("{}", render::visible(&report.text));
     }
     // Do not wait for MCP servers that ignore their closed stdin: they are in their own process groups and
     // are killed with them.

@@ -7,6 +7,107 @@ use codemode::{
 use connectors::Home;
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
+
+/// Whether a character would change how the text around it reads without showing itself: C0/C1 controls
+/// (a carriage return or an escape sequence can overwrite what a terminal shows) and the Unicode bidirectional
+/// controls, which reorder text so that `report\u{202e}fdp.exe` displays as `reportexe.pdf`. Newline and tab
+/// only lay text out, so they stay.
+fn disguises(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Text as a terminal may show it: every character that could disguise the text is written as an escape
+/// (`\u{202e}`). Applied to everything the CLI prints for people, so no value from an agent, a connector or a
+/// file reaches the terminal raw. Escapes are plain ASCII, so escaping twice changes nothing.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(disguises) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if disguises(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Strings longer than `FOLD_OVER` characters show their first `FOLD_KEEP` and how many more there are.
+const FOLD_OVER: usize = 120;
+const FOLD_KEEP: usize = 80;
+
+fn quoted(text: &str) -> String {
+    Value::String(text.to_owned()).to_string()
+}
+
+/// A scalar (or empty container) as JSON; a long string folded to its start and a count of what is left out,
+/// so one long value cannot push the values after it out of sight.
+fn leaf(value: &Value) -> String {
+    match value {
+        Value::String(text) => {
+            let total = text.chars().count();
+            if total <= FOLD_OVER {
+                return quoted(text);
+            }
+            let kept: String = text.chars().take(FOLD_KEEP).collect();
+            format!("{}… ({} more characters)", quoted(&kept), total - FOLD_KEEP)
+        }
+        other => other.to_string(),
+    }
+}
+
+/// An object key as written in the argument tree: bare when it is a plain word, JSON-quoted otherwise so a
+/// key holding `: ` or spaces cannot pass for a value.
+fn key(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '-'));
+    if plain { name.to_owned() } else { quoted(name) }
+}
+
+/// A call's arguments for approval: every key on its own line, nested objects and arrays opened out, only long
+/// leaf strings folded. A person approves exactly what runs, so no key may be cut off.
+pub fn arguments(args: Option<&Value>, indent: usize) -> String {
+    let mut lines = Vec::new();
+    match args {
+        Some(value) => tree(value, indent, &mut lines),
+        None => lines.push(format!("{:indent$}(no arguments)", "")),
+    }
+    lines.join("\n")
+}
+
+fn tree(value: &Value, indent: usize, lines: &mut Vec<String>) {
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(map) if !map.is_empty() => map.iter().map(|(k, v)| (key(k), v)).collect(),
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (format!("[{i}]"), v))
+            .collect(),
+        scalar => {
+            lines.push(format!("{:indent$}{}", "", leaf(scalar)));
+            return;
+        }
+    };
+    for (label, child) in children {
+        let opens = match child {
+            Value::Object(map) => !map.is_empty(),
+            Value::Array(items) => !items.is_empty(),
+            _ => false,
+        };
+        if opens {
+            lines.push(format!("{:indent$}{label}:", ""));
+            tree(child, indent + 2, lines);
+        } else {
+            lines.push(format!("{:indent$}{label}: {}", "", leaf(child)));
+        }
+    }
+}
 
 /// A compact one-line JSON, cut to `max` characters.
 fn brief(value: &Value, max: usize) -> String {
@@ -25,8 +126,13 @@ fn pretty(value: &Value) -> String {
 
 /// Columns padded to their widest cell.
 fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    // Escaped before measuring, so an escape widens its column instead of shifting the next one.
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|c| visible(c).into_owned()).collect())
+        .collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
+    for row in &rows {
         for (i, cell) in row.iter().enumerate() {
             widths[i] = widths[i].max(cell.chars().count());
         }
@@ -104,11 +210,11 @@ pub fn outcome(outcome: &Outcome) -> String {
             let mut text = format!("paused     {execution_id}");
             for p in pending {
                 text.push_str(&format!(
-                    "\nawaiting approval: #{} {}.{}({})\napprove: codemode approve {execution_id}\nreject:  codemode reject {execution_id} {}",
+                    "\nawaiting approval: #{} {}.{}\n{}\napprove: codemode approve {execution_id}\nreject:  codemode reject {execution_id} {}",
                     p.seq,
                     p.connector,
                     p.method,
-                    p.args.as_ref().map(|a| brief(a, 200)).unwrap_or_default(),
+                    arguments(p.args.as_ref(), 2),
                     p.seq
                 ));
             }
@@ -132,18 +238,22 @@ pub fn pending(pending: &[PendingAction]) -> String {
     if pending.is_empty() {
         return "nothing awaits approval".to_owned();
     }
-    let rows: Vec<Vec<String>> = pending
+    // A block per call rather than a table row: the arguments are what is approved, and a column would cut them.
+    pending
         .iter()
         .map(|p| {
-            vec![
-                p.execution_id.clone(),
-                p.seq.to_string(),
-                format!("{}.{}", p.connector, p.method),
-                p.args.as_ref().map(|a| brief(a, 80)).unwrap_or_default(),
-            ]
+            format!(
+                "{}  #{}  {}.{}{}\n{}",
+                p.execution_id,
+                p.seq,
+                p.connector,
+                p.method,
+                if p.interrupted { "  (interrupted)" } else { "" },
+                arguments(p.args.as_ref(), 2)
+            )
         })
-        .collect();
-    table(&["EXECUTION", "SEQ", "CALL", "ARGS"], &rows)
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 pub fn executions(executions: &[ExecutionState]) -> String {
@@ -180,11 +290,6 @@ fn entry_row(entry: &ToolLogEntry) -> Vec<String> {
         state,
         entry.decided_by.clone().unwrap_or_default(),
         entry
-            .args
-            .as_ref()
-            .map(|a| brief(a, 60))
-            .unwrap_or_default(),
-        entry
             .result
             .as_ref()
             .map(|r| brief(r, 60))
@@ -211,10 +316,20 @@ pub fn execution(e: &ExecutionState) -> String {
         let rows: Vec<Vec<String>> = e.log.iter().map(entry_row).collect();
         text.push('\n');
         text.push_str(&table(
-            &["SEQ", "CALL", "STATE", "DECIDED BY", "ARGS", "RESULT"],
+            &["SEQ", "CALL", "STATE", "DECIDED BY", "RESULT"],
             &rows,
         ));
         text.push('\n');
+        // Arguments below the table, whole: what was approved or run must be readable in full.
+        for entry in &e.log {
+            text.push_str(&format!(
+                "\n#{} {}.{}\n{}\n",
+                entry.seq,
+                entry.connector,
+                entry.method,
+                arguments(entry.args.as_ref(), 2)
+            ));
+        }
     }
     for line in e.logs.iter().flatten() {
         text.push_str(&format!("console: {line}\n"));
@@ -393,6 +508,67 @@ pub fn connectors(listing: &[ConnectorRow]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{arguments, visible};
+    use serde_json::json;
+
+    #[test]
+    fn bidi_and_control_characters_are_printed_escaped() {
+        assert_eq!(visible("report\u{202e}fdp.exe"), "report\\u{202e}fdp.exe");
+        for (raw, shown) in [
+            ("a\u{202a}b\u{202d}c", "a\\u{202a}b\\u{202d}c"),
+            ("\u{2066}\u{2069}", "\\u{2066}\\u{2069}"),
+            ("\u{200e}\u{200f}\u{61c}", "\\u{200e}\\u{200f}\\u{61c}"),
+            ("ok\rfake", "ok\\u{d}fake"),
+            ("\u{1b}[2J", "\\u{1b}[2J"),
+            ("del\u{7f} nel\u{85}", "del\\u{7f} nel\\u{85}"),
+        ] {
+            assert_eq!(visible(raw), shown);
+        }
+        assert_eq!(visible("two\n\tlines, café ⏸"), "two\n\tlines, café ⏸");
+        let once = visible("x\u{202e}y").into_owned();
+        assert_eq!(visible(&once), once, "escaping is idempotent");
+    }
+
+    #[test]
+    fn every_argument_key_shows_and_only_long_leaves_fold() {
+        let content = format!("Meeting notes, {}", "blah ".repeat(200));
+        let args = json!({
+            "content": content,
+            "path": "deploy/prod-config.yaml",
+            "options": {"mode": "0644", "tags": ["a", {"deep": true}], "empty": {}},
+            "odd key": 1
+        });
+        let shown = arguments(Some(&args), 2);
+        let remaining = content.chars().count() - 80;
+        let folded: String = content.chars().take(80).collect();
+        assert_eq!(
+            shown,
+            format!(
+                "  content: {}… ({remaining} more characters)
+  path: \"deploy/prod-config.yaml\"
+  options:
+    mode: \"0644\"
+    tags:
+      [0]: \"a\"
+      [1]:
+        deep: true
+    empty: {{}}
+  \"odd key\": 1",
+                serde_json::Value::String(folded)
+            )
+        );
+        let multiline = "line\n".repeat(40);
+        let folded = arguments(Some(&json!({ "text": multiline })), 0);
+        assert!(!folded.contains('\n'), "{folded}");
+        assert!(
+            folded.starts_with("text: \"line\\nline\\n")
+                && folded.ends_with("… (120 more characters)"),
+            "{folded}"
+        );
+        assert_eq!(arguments(None, 2), "  (no arguments)");
+        assert_eq!(arguments(Some(&json!("just text")), 0), "\"just text\"");
+    }
+
     #[test]
     fn dates_are_utc_calendar_dates() {
         assert_eq!(super::time(0), "1970-01-01 00:00:00");

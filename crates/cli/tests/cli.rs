@@ -141,6 +141,61 @@ fn run_pending_approve_show_and_rollback() {
     assert!(!home.join("workspace/out").exists());
 }
 
+/// A long first argument must not push the path out of sight, and a right-to-left override must not let
+/// `report\u{202e}fdp.exe` pass for a PDF: `pending`, `show` and the paused outcome print every key, fold long
+/// values and escape what would disguise the text; `--json` stays exact.
+#[test]
+fn pending_and_show_print_every_argument_key_with_disguising_characters_escaped() {
+    let home = home("whole-args");
+    let code = "async () => {
+  await files.write_file({ content: \"Meeting notes, \" + \"lorem ipsum \".repeat(40), path: \"deploy/prod-config.yaml\" });
+  await files.write_file({ content: \"x\", path: \"report\u{202e}fdp.exe\" });
+}";
+    let file = program(&home, "notes.js", code);
+    let ran = codemode(&home, &["run", &file]);
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    let path_line = "path: \"deploy/prod-config.yaml\"";
+    assert!(ran.stdout.contains(path_line), "{}", ran.stdout);
+    let (_, paused) = json(&home, &["pending"]);
+    let id = paused[0]["executionId"].as_str().unwrap().to_owned();
+    let long = format!("Meeting notes, {}", "lorem ipsum ".repeat(40));
+    assert_eq!(
+        paused[0]["args"]["content"],
+        long.as_str(),
+        "--json is exact"
+    );
+
+    let folded = format!("… ({} more characters)", long.chars().count() - 80);
+    for args in [vec!["pending"], vec!["show", &id]] {
+        let shown = codemode(&home, &args).stdout;
+        assert!(shown.contains(path_line), "{args:?}: {shown}");
+        assert!(
+            shown.contains("content: \"Meeting notes, lorem"),
+            "{args:?}: {shown}"
+        );
+        assert!(shown.contains(&folded), "{args:?}: {shown}");
+    }
+
+    let (code, _) = json(&home, &["approve", &id]);
+    assert_eq!(code, 0);
+    let (_, pending) = json(&home, &["pending"]);
+    assert_eq!(
+        pending[0]["args"]["path"], "report\u{202e}fdp.exe",
+        "--json is exact"
+    );
+    for args in [vec!["pending"], vec!["show", &id]] {
+        let shown = codemode(&home, &args).stdout;
+        assert!(
+            shown.contains("path: \"report\\u{202e}fdp.exe\""),
+            "{args:?}: {shown}"
+        );
+        assert!(
+            !shown.contains('\u{202e}'),
+            "{args:?} printed the override raw: {shown}"
+        );
+    }
+}
+
 #[test]
 fn run_reads_stdin_and_error_outcomes_exit_1() {
     let home = home("stdin");
