@@ -2,6 +2,7 @@
 //! so an embedder (or the benchmark) can serve agents exactly as `codemode mcp` does over a `Home` it opened
 //! itself.
 
+pub mod framing;
 pub mod mcp_server;
 
 /// The async runtime `codemode` runs every command on. Multi-threaded, because a pass blocks its thread and

@@ -2,13 +2,16 @@
 //! returns its Outcome (a pause included); `codemode_wait` waits until a person has decided, from any process
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 
+use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
 use codemode::{ExecutionStatus, Outcome};
 use connectors::Home;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, Implementation, InitializeRequestParams, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
+use rmcp::transport::io::StdioReader;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -200,6 +203,47 @@ impl ServerHandler for CodemodeServer {
         };
         Ok(CallToolResponse::Complete(result))
     }
+
+    /// rmcp reads a request whose params do not fit its method's type as a custom request; for a method this
+    /// server answers, that is Invalid params (-32602), not an unknown method.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let fits = match request.method.as_str() {
+            "tools/call" => request
+                .params_as::<CallToolRequestParams>()
+                .map(|p| p.is_some()),
+            "tools/list" => request.params_as::<PaginatedRequestParams>().map(|_| true),
+            "initialize" => request
+                .params_as::<InitializeRequestParams>()
+                .map(|p| p.is_some()),
+            "ping" => Ok(true),
+            _ => {
+                return Err(ErrorData::new(
+                    ErrorCode::METHOD_NOT_FOUND,
+                    format!("Method not found: {}", request.method),
+                    None,
+                ));
+            }
+        };
+        let why = match fits {
+            Err(error) => error.to_string(),
+            Ok(false) => "params are required".to_owned(),
+            Ok(true) => "params do not fit the method".to_owned(),
+        };
+        Err(ErrorData::invalid_params(
+            format!("Invalid params for {}: {why}", request.method),
+            None,
+        ))
+    }
+}
+
+/// stdin/stdout framed by `StdioLines`, which answers what rmcp's own stdio transport would drop.
+fn stdio() -> StdioLines<StdioReader> {
+    let (read, write) = rmcp::transport::io::stdio_pipes();
+    StdioLines::new(read, write, MAX_MESSAGE_BYTES)
 }
 
 /// Serves on stdin/stdout until the client goes away, sweeping expired paused runs on the configured interval.
@@ -226,7 +270,7 @@ pub async fn serve(home: Home) -> Result<(), String> {
     };
     let server = CodemodeServer::new(home.clone());
     let served = server
-        .serve(rmcp::transport::io::stdio_pipes())
+        .serve(stdio())
         .await
         .map_err(|e| format!("MCP initialisation failed: {e}"));
     let result = match served {

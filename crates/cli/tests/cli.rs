@@ -533,7 +533,7 @@ fn mcp_server_round_trips_with_the_official_python_client() {
     );
 }
 
-/// Malformed and oversized JSON-RPC lines are skipped; the server keeps answering.
+/// Malformed and oversized JSON-RPC lines do not stop the server; it keeps answering.
 #[test]
 fn mcp_server_survives_malformed_and_oversized_messages() {
     let home = home("mcp-raw");
@@ -596,6 +596,120 @@ fn mcp_server_survives_malformed_and_oversized_messages() {
     assert!(alive);
     drop(stdin);
     assert!(child.wait().unwrap().success());
+}
+
+/// Every request gets an answer (SPEC §5, JSON-RPC 2.0 §5): a line past the size limit, whatever its size, is
+/// skipped without being held in memory and answered as too large, naming its id when it comes first; malformed
+/// JSON (NaN included) is a parse error with id null; params that do not fit are Invalid params; and the next
+/// request is served as usual.
+#[test]
+fn mcp_server_answers_oversized_malformed_and_invalid_requests_and_keeps_serving() {
+    let home = home("mcp-answers");
+    let mut child = Command::new(BINARY)
+        .args(["--home", home.to_str().unwrap(), "mcp"])
+        .env("CODEMODE_WORKER", worker())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut stdin = child.stdin.take().unwrap();
+    // Read on a thread, so a request left unanswered fails the test instead of hanging it.
+    let (answers, answered) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if answers.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut exchange = |request: &[u8]| -> Value {
+        stdin.write_all(request).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+        let line = answered
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .unwrap_or_else(|_| panic!("no answer to {:.200}", String::from_utf8_lossy(request)));
+        serde_json::from_str(&line).expect("only JSON on stdout")
+    };
+    // The `initialized` notification rides with the request: it gets no answer of its own.
+    let init = exchange(concat!(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+    ).as_bytes());
+    assert_eq!(init["id"], 1, "{init}");
+
+    let limit = 16 * 1024 * 1024;
+    let call = |id: &str, code: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0",{id}"method":"tools/call","params":{{"name":"codemode","arguments":{{"code":"{code}"}}}}}}"#
+        )
+    };
+    let too_large = format!("too large (limit {limit} bytes)");
+    for (size, id, expected_id) in [
+        (17_000_000, r#""id":5,"#, json!(5)),
+        (50_000_000, "", Value::Null),
+    ] {
+        // The second one names its id only after the program, past the limit: it cannot be read.
+        let mut request = call(id, &"x".repeat(size));
+        if id.is_empty() {
+            request.insert_str(request.len() - 1, r#","id":6"#);
+        }
+        let answer = exchange(request.as_bytes());
+        assert_eq!(answer["id"], expected_id, "{size}: {answer:.300}");
+        assert_eq!(answer["error"]["code"], -32600, "{size}: {answer:.300}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&too_large), "{message}");
+    }
+    for malformed in [
+        "this is not json".to_owned(),
+        call(r#""id":7,"#, "x").replace(r#""x""#, "NaN"),
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"#.to_owned(),
+    ] {
+        let answer = exchange(malformed.as_bytes());
+        assert_eq!(
+            (&answer["id"], &answer["error"]["code"]),
+            (&Value::Null, &json!(-32700)),
+            "{malformed}: {answer}"
+        );
+    }
+    let answer = exchange(br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"codemode","arguments":"str"}}"#);
+    assert_eq!(
+        (&answer["id"], &answer["error"]["code"]),
+        (&json!(9), &json!(-32602)),
+        "{answer}"
+    );
+    let answer = exchange(br#"{"jsonrpc":"2.0","id":10,"method":"no/such"}"#);
+    assert_eq!(answer["error"]["code"], -32601, "{answer}");
+
+    let alive = exchange(call(r#""id":11,"#, "async () => 'alive'").as_bytes());
+    assert_eq!(alive["id"], 11, "{alive}");
+    assert_eq!(
+        alive["result"]["structuredContent"]["result"], "alive",
+        "{alive}"
+    );
+    let peak = peak_memory_kib(pid);
+    println!("codemode mcp peak memory after a 50 MB line: {peak:?} KiB");
+    if let Some(peak) = peak {
+        // About 31 MiB in a debug build: the 16 MiB kept of a line past the limit, never the 50 MB line.
+        assert!(
+            peak < 64 * 1024,
+            "the 50 MB line was held in memory: {peak} KiB"
+        );
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}
+
+/// The process's peak resident memory (Linux), to see that a huge line was not held whole.
+fn peak_memory_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 #[test]
