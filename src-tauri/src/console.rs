@@ -163,7 +163,8 @@ fn take_instance_lock(dir: &Path) -> (Option<File>, Option<String>) {
     use std::io::{Read, Seek, Write};
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let _ = std::fs::create_dir_all(dir);
+    // Owner-only, as every folder of ours: the app may be the first to create the data directory.
+    let _ = connectors::owner_only::create_dir_all(dir);
     let path = dir.join("console.lock");
     let Ok(mut file) = std::fs::OpenOptions::new()
         .read(true)

@@ -5,7 +5,7 @@ pub mod config;
 pub mod files;
 pub mod home;
 pub mod mcp;
-mod owner_only;
+pub mod owner_only;
 
 pub use files::FilesConnector;
 pub use home::{Home, HomeOptions};

@@ -12,7 +12,7 @@ const FILE: u32 = 0o600;
 
 /// Creates `path` and its missing parents, each 0700. Folders that exist are left as they are: one may be a
 /// person's (a workspace they chose).
-pub(crate) fn create_dir_all(path: &Path) -> std::io::Result<()> {
+pub fn create_dir_all(path: &Path) -> std::io::Result<()> {
     if path.is_dir() {
         return Ok(());
     }
