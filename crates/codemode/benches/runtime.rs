@@ -114,7 +114,7 @@ async fn main() {
             tokio::time::sleep(idle).await;
             let started = Instant::now();
             let done = runtime
-                .approve(paused.execution_id(), Actor::Api)
+                .approve(paused.execution_id(), Actor::Api, None)
                 .await
                 .expect("approve");
             samples.push(started.elapsed());

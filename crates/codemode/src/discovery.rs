@@ -28,6 +28,9 @@ pub struct SearchResult {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
     pub kind: String,
+    /// The ranking score (reference §8.3); 0.5.6 returns it with each result.
+    #[serde(default)]
+    pub score: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -82,7 +85,7 @@ pub fn search_indexes(indexes: &[&SearchIndex], query: &str) -> SearchOutput {
         results: ranked
             .into_iter()
             .take(SEARCH_RESULT_LIMIT)
-            .map(|(_, r)| r.clone())
+            .map(|(score, r)| SearchResult { score, ..r.clone() })
             .collect(),
         total,
         truncated: total > SEARCH_RESULT_LIMIT,
@@ -129,6 +132,7 @@ impl SearchIndex {
                     description: tool.description.clone(),
                     requires_approval: tool.requires_approval,
                     kind: "method".to_owned(),
+                    score: 0,
                 });
             }
         }
@@ -145,6 +149,7 @@ impl SearchIndex {
                 description: Some(snippet.description.clone()),
                 requires_approval: false,
                 kind: "snippet".to_owned(),
+                score: 0,
             });
         }
     }

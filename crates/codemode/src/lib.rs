@@ -13,6 +13,7 @@ pub mod owner;
 pub mod protocol;
 pub mod runtime;
 pub mod sandbox;
+pub mod schema;
 pub mod store;
 pub mod typegen;
 
@@ -22,8 +23,9 @@ pub use executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 pub use model::{
-    Actor, EntryState, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
-    ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
+    Actor, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery, ExecutionState,
+    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet,
+    Snippet, ToolLogEntry,
 };
 pub use runtime::{
     Clock, ConnectorListing, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult,

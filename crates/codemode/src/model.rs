@@ -94,6 +94,8 @@ pub enum Actor {
     Cli,
     Api,
     Expiry,
+    /// An answer given from a desktop notification's action.
+    Notification,
 }
 
 impl Actor {
@@ -103,8 +105,43 @@ impl Actor {
             Actor::Cli => "cli",
             Actor::Api => "api",
             Actor::Expiry => "expiry",
+            Actor::Notification => "notification",
         }
     }
+}
+
+/// What was decided about a call (docs/design.md, "Decisions").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecisionKind {
+    Approved,
+    /// Approved with arguments a person changed: `Decision::args` is what ran.
+    Edited,
+    Rejected,
+    /// Let through by a rule, without asking.
+    Allowed,
+    /// Refused by a rule.
+    Denied,
+    /// Nobody decided before the paused run expired.
+    Expired,
+}
+
+/// A decision on one call, kept on its log entry: who decided what, when, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Decision {
+    pub kind: DecisionKind,
+    /// `console`, `cli`, `api`, `expiry`, `rule` or `notification`.
+    pub by: String,
+    pub at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The rule's id, for `allowed` and `denied`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// For `edited`: the arguments that ran (the entry's `args` stay what the program sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
 }
 
 /// A call as recorded in the durable log (`ToolLogEntry`), plus our attribution and divergence detail.
@@ -134,6 +171,9 @@ pub struct ToolLogEntry {
     /// The error the connector answered with (state `error`): replay gives the program this error again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What a person (or a rule, or expiry) decided about this call; none when no one had to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<Decision>,
 }
 
 fn is_false(value: &bool) -> bool {

@@ -16,7 +16,8 @@ use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
 use crate::store::{
-    Decision, Deletion, Recover, Resume, RollbackClaim, Store, StoreError, unserialisable,
+    CallPlan, Deletion, Recover, Rejection, Resume, RollbackClaim, Store, StoreError,
+    unserialisable,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -89,8 +90,16 @@ pub enum RuntimeError {
     Configuration(String),
     #[error(transparent)]
     Executor(#[from] ExecutorError),
+    /// No such execution (or snippet).
     #[error("{0}")]
     NotFound(String),
+    /// A decision or operation that no longer applies: the run is not paused, the call is not pending, the
+    /// run is not interrupted. Nothing was changed; the message is the reference's text.
+    #[error("{0}")]
+    Stale(String),
+    /// Edited arguments (or another input) that cannot be used: nothing was changed.
+    #[error("{0}")]
+    InvalidArgs(String),
     #[error("a pass was interrupted: {0}")]
     Interrupted(String),
     /// Another live process holds the run (a pass or a rollback): nothing was changed.
@@ -152,6 +161,10 @@ impl Registered {
         Ok(methods)
     }
 }
+
+/// The longest reason a person may give with a decision, in UTF-16 units: enough for a paragraph the agent
+/// reads, small enough to stay readable in every outcome.
+pub const MAX_REASON: usize = 4_000;
 
 /// A poisoned lock only means another thread panicked while holding it; the cached value is still usable.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -335,13 +348,20 @@ impl Runtime {
     }
 
     /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
-    /// pause or its end (reference §2.4). Stale approvals are error outcomes that change nothing.
-    pub async fn approve(&self, id: &str, actor: Actor) -> Result<Outcome, RuntimeError> {
+    /// pause or its end (reference §2.4). With `edited` arguments, the call runs with those instead (checked
+    /// against the tool's input schema first); the log keeps what the program sent, so replay still matches,
+    /// and the decision records what ran. An unknown id is [`RuntimeError::NotFound`]; a run that is not
+    /// paused (or is being rolled back) is [`RuntimeError::Stale`]; nothing is changed then.
+    pub async fn approve(
+        &self,
+        id: &str,
+        actor: Actor,
+        edited: Option<Value>,
+    ) -> Result<Outcome, RuntimeError> {
         let Some(execution) = self.inner.store.execution(id)? else {
-            return Ok(Outcome::early_error(
-                id,
-                format!("No execution \"{id}\" to resume."),
-            ));
+            return Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to resume."
+            )));
         };
         let missing: Vec<&str> = execution
             .connectors
@@ -350,33 +370,81 @@ impl Runtime {
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
-            return Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
-                    quoted_list(&missing)
-                ),
-            ));
+            return Err(RuntimeError::Configuration(format!(
+                "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
+                quoted_list(&missing)
+            )));
         }
-        match self.inner.store.resume(id, actor, self.inner.now())? {
+        if let Some(edited) = &edited
+            && let Some(pending) = execution.log.iter().find(|e| {
+                e.state == crate::model::EntryState::Pending
+                    && execution.status == ExecutionStatus::Paused
+            })
+        {
+            self.check_edited(&pending.connector, &pending.method, edited)
+                .await?;
+        }
+        match self
+            .inner
+            .store
+            .resume(id, actor, edited.as_ref(), self.inner.now())?
+        {
             Resume::Resumed => self.pass(id, &execution.code, None).await,
-            Resume::NotPaused(status) => Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
-                ),
-            )),
-            Resume::RollingBack(pid) => Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
-                ),
-            )),
-            Resume::Missing => Ok(Outcome::early_error(
-                id,
-                format!("No execution \"{id}\" to resume."),
-            )),
+            Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
+            ))),
+            Resume::RollingBack(pid) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
+            ))),
+            Resume::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to resume."
+            ))),
         }
+    }
+
+    /// Approves several paused executions, each its own decision (one failing leaves the others decided),
+    /// in the given order.
+    pub async fn approve_each(
+        &self,
+        ids: &[String],
+        actor: Actor,
+    ) -> Vec<Result<Outcome, RuntimeError>> {
+        let mut outcomes = Vec::with_capacity(ids.len());
+        for id in ids {
+            outcomes.push(self.approve(id, actor, None).await);
+        }
+        outcomes
+    }
+
+    /// Edited arguments must be recordable and fit the tool's input schema, when it has one.
+    async fn check_edited(
+        &self,
+        connector: &str,
+        method: &str,
+        edited: &Value,
+    ) -> Result<(), RuntimeError> {
+        let size = utf16_len(&edited.to_string());
+        if size > MAX_DURABLE_VALUE {
+            return Err(RuntimeError::InvalidArgs(too_large_message(
+                &format!("Edited arguments to {connector}.{method}"),
+                size,
+            )));
+        }
+        let Some(registered) = self.inner.connector(connector) else {
+            return Ok(());
+        };
+        let methods = registered
+            .methods()
+            .await
+            .map_err(RuntimeError::Configuration)?;
+        let Some(schema) = methods.tool(method).and_then(|t| t.input_schema.as_ref()) else {
+            return Ok(());
+        };
+        crate::schema::check(schema, edited).map_err(|problems| {
+            RuntimeError::InvalidArgs(format!(
+                "Edited arguments for {connector}.{method} do not match its input schema: {problems}"
+            ))
+        })
     }
 
     /// Takes over an execution left running by a process that died (SPEC §3, difference 5). An approved
@@ -385,10 +453,9 @@ impl Runtime {
     /// that idempotent).
     pub async fn recover(&self, id: &str) -> Result<Outcome, RuntimeError> {
         let Some(execution) = self.inner.store.execution(id)? else {
-            return Ok(Outcome::early_error(
-                id,
-                format!("No execution \"{id}\" to recover."),
-            ));
+            return Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to recover."
+            )));
         };
         match self.inner.store.recover(id, self.inner.now())? {
             Recover::Repaused => {
@@ -396,38 +463,74 @@ impl Runtime {
                 self.paused_outcome(id)
             }
             Recover::Rerun => self.pass(id, &execution.code, None).await,
-            Recover::NotInterrupted(status) => Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
-                ),
-            )),
-            Recover::StillRunning(pid) => Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
-                ),
-            )),
-            Recover::RollingBack(pid) => Ok(Outcome::early_error(
-                id,
-                format!(
-                    "Execution \"{id}\" is being rolled back by process {pid}; it cannot be recovered."
-                ),
-            )),
-            Recover::Missing => Ok(Outcome::early_error(
-                id,
-                format!("No execution \"{id}\" to recover."),
-            )),
+            Recover::NotInterrupted(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
+            ))),
+            Recover::StillRunning(pid) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
+            ))),
+            Recover::RollingBack(pid) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it cannot be recovered."
+            ))),
+            Recover::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to recover."
+            ))),
         }
     }
 
-    /// Rejects the pending call at `seq`; false when that call is not pending (reference §2.5).
-    pub async fn reject(&self, id: &str, seq: u64, actor: Actor) -> Result<bool, RuntimeError> {
-        let rejected = self.inner.store.reject(id, seq, actor, self.inner.now())?;
-        if rejected {
-            self.dispose(id, ExecutionStatus::Rejected).await;
+    /// Rejects the pending call at `seq` (reference §2.5), with an optional reason the agent reads in the run's
+    /// error (`Action c.m rejected by user: <reason>`). An unknown id is [`RuntimeError::NotFound`]; a run
+    /// that is not paused, or a call that is not pending, is [`RuntimeError::Stale`]: nothing is changed.
+    pub async fn reject(
+        &self,
+        id: &str,
+        seq: u64,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), RuntimeError> {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        if let Some(reason) = reason
+            && utf16_len(reason) > MAX_REASON
+        {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "A reason is at most {MAX_REASON} characters; this one has {}.",
+                utf16_len(reason)
+            )));
         }
-        Ok(rejected)
+        match self
+            .inner
+            .store
+            .reject(id, seq, actor, reason, self.inner.now())?
+        {
+            Rejection::Rejected => {
+                self.dispose(id, ExecutionStatus::Rejected).await;
+                Ok(())
+            }
+            Rejection::Missing => Err(RuntimeError::NotFound(format!("No execution \"{id}\""))),
+            Rejection::NotPaused(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be rejected."
+            ))),
+            Rejection::RollingBack(pid) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be rejected."
+            ))),
+            Rejection::NotPending => Err(RuntimeError::Stale(format!(
+                "Call {seq} of execution \"{id}\" is not waiting for a decision."
+            ))),
+        }
+    }
+
+    /// Rejects several pending calls, each its own decision, in the given order.
+    pub async fn reject_each(
+        &self,
+        calls: &[(String, u64)],
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Vec<Result<(), RuntimeError>> {
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, seq) in calls {
+            results.push(self.reject(id, *seq, actor, reason).await);
+        }
+        results
     }
 
     /// Reclaims runs paused (or left running) longer than `max_age` (reference §6): each is disposed with
@@ -451,10 +554,12 @@ impl Runtime {
 
     /// Deletes one execution; a paused one has its execution resources disposed (`rejected`). A run whose
     /// pass or rollback a live process holds is refused ([`RuntimeError::Busy`]) and keeps its audit row.
-    pub async fn delete_execution(&self, id: &str) -> Result<bool, RuntimeError> {
+    pub async fn delete_execution(&self, id: &str) -> Result<(), RuntimeError> {
         let status = match self.inner.store.delete(id)? {
             Deletion::Deleted(status) => status,
-            Deletion::Missing => return Ok(false),
+            Deletion::Missing => {
+                return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+            }
             Deletion::Running(pid) => {
                 return Err(RuntimeError::Busy(format!(
                     "Execution \"{id}\" is running in process {pid}; it can be deleted once its pass ends."
@@ -470,7 +575,7 @@ impl Runtime {
             self.dispose(id, ExecutionStatus::Rejected).await;
         }
         self.forget(&[id.to_owned()]).await;
-        Ok(true)
+        Ok(())
     }
 
     async fn forget(&self, ids: &[String]) {
@@ -493,10 +598,9 @@ impl Runtime {
         match self.inner.store.claim_rollback(id, self.inner.now())? {
             RollbackClaim::Claimed => {}
             RollbackClaim::Missing => {
-                return Ok(RollbackReport {
-                    execution_id: id.to_owned(),
-                    ..RollbackReport::default()
-                });
+                return Err(RuntimeError::NotFound(format!(
+                    "No execution \"{id}\" to roll back."
+                )));
             }
             RollbackClaim::Running(pid) => {
                 return Err(RuntimeError::Busy(format!(
@@ -1037,7 +1141,7 @@ impl PassHost for RuntimeHost {
         let tool = methods.tool(&call.method).filter(|t| !t.hidden);
         let requires_approval = tool.is_some_and(|t| t.requires_approval);
         let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
-        let decision = store.decide(
+        let plan = store.decide(
             &self.id,
             call.seq,
             &call.connector,
@@ -1047,14 +1151,18 @@ impl PassHost for RuntimeHost {
             ephemeral,
             now,
         );
-        match decision {
-            Ok(Decision::Execute) => {}
-            Ok(Decision::Replay(result)) => return CallAnswer::Value(result.map(|r| raw(&r))),
-            Ok(Decision::ReplayError(message)) => return CallAnswer::Error(message),
-            Ok(Decision::Missing) => {
+        // The entry keeps what the program sent (replay matches it); an edited approval runs what the person
+        // changed it to.
+        let mut args = args;
+        match plan {
+            Ok(CallPlan::Execute) => {}
+            Ok(CallPlan::ExecuteEdited(edited)) => args = Some(edited),
+            Ok(CallPlan::Replay(result)) => return CallAnswer::Value(result.map(|r| raw(&r))),
+            Ok(CallPlan::ReplayError(message)) => return CallAnswer::Error(message),
+            Ok(CallPlan::Missing) => {
                 return CallAnswer::Error(format!("No execution \"{}\"", self.id));
             }
-            Ok(Decision::Pause) => return CallAnswer::Stop,
+            Ok(CallPlan::Pause) => return CallAnswer::Stop,
             Err(error) => return CallAnswer::Error(error.to_string()),
         }
         if tool.is_none() {
@@ -1103,8 +1211,8 @@ impl PassHost for RuntimeHost {
             self.inner.now(),
         );
         match decision {
-            Ok(Decision::Execute) => StepAnswer::Execute,
-            Ok(Decision::Replay(value)) => StepAnswer::Replay(value.map(|v| raw(&v))),
+            Ok(CallPlan::Execute) => StepAnswer::Execute,
+            Ok(CallPlan::Replay(value)) => StepAnswer::Replay(value.map(|v| raw(&v))),
             _ => StepAnswer::Stop,
         }
     }

@@ -4,7 +4,8 @@
 
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
 use crate::model::{
-    Actor, EntryState, ExecutionState, ExecutionStatus, PendingAction, ToolLogEntry,
+    Actor, Decision, DecisionKind, EntryState, ExecutionState, ExecutionStatus, PendingAction,
+    ToolLogEntry,
 };
 use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
@@ -18,7 +19,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -76,6 +77,23 @@ const MIGRATIONS: &[&str] = &[
     // 5: the error a connector answered a call with, so that replay gives the program the same error instead
     // of running the call again (docs/design.md, "A call's outcome is recorded, errors included").
     "ALTER TABLE cm_log ADD COLUMN error TEXT;",
+    // 6: what was decided about a call, by whom and why (docs/design.md, "Decisions"). Calls decided before
+    // get the decision their state, `decided_by` and their run imply: a reverted call of a run rejected for it
+    // was rejected; a call still pending when its run expired, expired; any other decided call, approved.
+    "ALTER TABLE cm_log ADD COLUMN decision TEXT;
+     UPDATE cm_log SET decision = json_object('kind', 'rejected', 'by', decided_by, 'at', decided_at)
+      WHERE decided_by IS NOT NULL AND state = 'reverted' AND reverted_at IS NULL
+        AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
+                    AND e.error LIKE 'Action ' || cm_log.connector || '.' || cm_log.method || ' rejected by user%');
+     UPDATE cm_log SET decision = json_object('kind', 'approved', 'by', decided_by, 'at', decided_at)
+      WHERE decided_by IS NOT NULL AND decision IS NULL;
+     UPDATE cm_log SET decided_by = 'expiry',
+            decided_at = (SELECT e.updated_at FROM cm_executions e WHERE e.id = cm_log.execution_id),
+            decision = json_object('kind', 'expired', 'by', 'expiry', 'at',
+                         (SELECT e.updated_at FROM cm_executions e WHERE e.id = cm_log.execution_id))
+      WHERE decided_by IS NULL AND requires_approval = 1 AND state = 'reverted' AND reverted_at IS NULL
+        AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
+                    AND e.error = 'Expired awaiting approval');",
 ];
 
 /// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
@@ -102,8 +120,10 @@ pub enum StoreError {
 
 /// What `decide` tells the pass to do with a call (reference §3.3).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub enum CallPlan {
     Execute,
+    /// Run the approved call with the arguments a person edited instead of the program's.
+    ExecuteEdited(Value),
     Replay(Option<Value>),
     /// The call was answered with this error when it ran: the program gets the same error again.
     ReplayError(String),
@@ -120,6 +140,18 @@ pub enum Resume {
     NotPaused(ExecutionStatus),
     /// A live process is rolling the run back.
     RollingBack(u32),
+    Missing,
+}
+
+/// The result of trying to reject a pending call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    Rejected,
+    NotPaused(ExecutionStatus),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    /// Nothing at that `seq` waits for a decision.
+    NotPending,
     Missing,
 }
 
@@ -284,17 +316,17 @@ impl Store {
         requires_approval: bool,
         ephemeral: bool,
         now: i64,
-    ) -> Result<Decision, StoreError> {
+    ) -> Result<CallPlan, StoreError> {
         self.write(|tx| {
             let Some(status) = status_of(tx, id)? else {
-                return Ok(Decision::Missing);
+                return Ok(CallPlan::Missing);
             };
             if status != ExecutionStatus::Running {
-                return Ok(Decision::Pause);
+                return Ok(CallPlan::Pause);
             }
             let existing = tx
                 .query_row_cached(
-                    "SELECT connector, method, args, result, ephemeral, state, error FROM cm_log
+                    "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
                      WHERE execution_id = ?1 AND seq = ?2",
                     params![id, seq as i64],
                     |row| {
@@ -306,11 +338,12 @@ impl Store {
                             row.get::<_, bool>(4)?,
                             row.get::<_, String>(5)?,
                             row.get::<_, Option<String>>(6)?,
+                            row.get::<_, Option<String>>(7)?,
                         ))
                     },
                 )
                 .optional()?;
-            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state, error)) = existing {
+            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state, error, decision)) = existing {
                 let old_args_value = old_args.as_deref().and_then(|a| serde_json::from_str::<Value>(a).ok());
                 let attempted = json!({"connector": connector, "method": method, "args": args});
                 let recorded = json!({"connector": old_connector, "method": old_method, "args": old_args_value});
@@ -319,7 +352,7 @@ impl Store {
                         "expected {old_connector}.{old_method}, got {connector}.{method}. Code must be deterministic up to tool calls and steps. Wrap nondeterministic work in codemode.step(name, fn)."
                     );
                     diverge(tx, id, seq, &detail, recorded, attempted, now)?;
-                    return Ok(Decision::Pause);
+                    return Ok(CallPlan::Pause);
                 }
                 // "No arguments" and some arguments are different calls (docs/design.md, "Replay compares
                 // every call whole"): the reference skips the check when either side has none.
@@ -333,13 +366,13 @@ impl Store {
                         "{connector}.{method} was called with different arguments than the recorded run. Arguments must be deterministic across replays. Wrap nondeterministic inputs in codemode.step(name, fn)."
                     );
                     diverge(tx, id, seq, &detail, recorded, attempted, now)?;
-                    return Ok(Decision::Pause);
+                    return Ok(CallPlan::Pause);
                 }
                 match EntryState::parse(&state) {
-                    Some(EntryState::Applied) if old_ephemeral => return Ok(Decision::Execute),
+                    Some(EntryState::Applied) if old_ephemeral => return Ok(CallPlan::Execute),
                     Some(EntryState::Applied) => {
                         let result = result.as_deref().and_then(|r| serde_json::from_str(r).ok());
-                        return Ok(Decision::Replay(result));
+                        return Ok(CallPlan::Replay(result));
                     }
                     // The run is running, so this call was approved (only `resume` turns a paused run
                     // into a running one): the pass has now reached it.
@@ -349,9 +382,15 @@ impl Store {
                             params![id, seq as i64],
                         )?;
                         touch(tx, id, now)?;
-                        return Ok(Decision::Execute);
+                        let decision = parse_decision(decision);
+                        return Ok(match decision {
+                            Some(Decision { kind: DecisionKind::Edited, args: Some(args), .. }) => {
+                                CallPlan::ExecuteEdited(args)
+                            }
+                            _ => CallPlan::Execute,
+                        });
                     }
-                    Some(EntryState::Executing) => return Ok(Decision::Execute),
+                    Some(EntryState::Executing) => return Ok(CallPlan::Execute),
                     // A call the connector answered with an error has an outcome: the program sees it
                     // again, and nothing runs twice. A re-executed tool runs again, as its policy says.
                     Some(EntryState::Error) => match error {
@@ -360,13 +399,13 @@ impl Store {
                                 "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2",
                                 params![id, seq as i64],
                             )?;
-                            return Ok(Decision::Execute);
+                            return Ok(CallPlan::Execute);
                         }
-                        Some(error) => return Ok(Decision::ReplayError(error)),
-                        None => return Ok(Decision::Pause),
+                        Some(error) => return Ok(CallPlan::ReplayError(error)),
+                        None => return Ok(CallPlan::Pause),
                     },
                     Some(EntryState::Reverted) => {} // treated as a fresh call
-                    None => return Ok(Decision::Pause),
+                    None => return Ok(CallPlan::Pause),
                 }
             }
             // A fresh call.
@@ -376,7 +415,7 @@ impl Store {
                 if size > MAX_DURABLE_VALUE {
                     let message = too_large_message(&format!("Arguments to {connector}.{method}"), size);
                     fail_in(tx, id, &message, now)?;
-                    return Ok(Decision::Pause);
+                    return Ok(CallPlan::Pause);
                 }
             }
             let state = if requires_approval { "pending" } else { "executing" };
@@ -391,10 +430,10 @@ impl Store {
                     "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
                     params![id, now],
                 )?;
-                return Ok(Decision::Pause);
+                return Ok(CallPlan::Pause);
             }
             touch(tx, id, now)?;
-            Ok(Decision::Execute)
+            Ok(CallPlan::Execute)
         })
     }
 
@@ -577,7 +616,26 @@ impl Store {
     /// `actor`, in one transaction (so a later reject, which needs a paused run, finds nothing to reject). The
     /// call stays `pending` until the pass reaches it: a replay that diverges before it leaves it never run,
     /// and a rollback then has nothing of it to undo.
-    pub fn resume(&self, id: &str, actor: Actor, now: i64) -> Result<Resume, StoreError> {
+    pub fn resume(
+        &self,
+        id: &str,
+        actor: Actor,
+        edited: Option<&Value>,
+        now: i64,
+    ) -> Result<Resume, StoreError> {
+        let decision = Decision {
+            kind: if edited.is_some() {
+                DecisionKind::Edited
+            } else {
+                DecisionKind::Approved
+            },
+            by: actor.as_str().to_owned(),
+            at: now,
+            reason: None,
+            rule: None,
+            args: edited.cloned(),
+        };
+        let decision = serde_json::to_string(&decision).unwrap_or_default();
         self.write(|tx| {
             let Some(status) = status_of(tx, id)? else {
                 return Ok(Resume::Missing);
@@ -595,9 +653,9 @@ impl Store {
                 return Ok(Resume::NotPaused(status));
             }
             tx.execute_cached(
-                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3
+                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = ?4
                  WHERE execution_id = ?1 AND state = 'pending'",
-                params![id, actor.as_str(), now],
+                params![id, actor.as_str(), now, decision],
             )?;
             Ok(Resume::Resumed)
         })
@@ -641,9 +699,18 @@ impl Store {
                 if changed == 0 {
                     continue;
                 }
+                let decision = Decision {
+                    kind: DecisionKind::Expired,
+                    by: Actor::Expiry.as_str().to_owned(),
+                    at: now,
+                    reason: None,
+                    rule: None,
+                    args: None,
+                };
                 tx.execute_cached(
-                    "UPDATE cm_log SET state = 'reverted' WHERE execution_id = ?1 AND state = 'pending'",
-                    params![id],
+                    "UPDATE cm_log SET state = 'reverted', decided_by = ?2, decided_at = ?3, decision = ?4
+                     WHERE execution_id = ?1 AND state = 'pending'",
+                    params![id, Actor::Expiry.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
                 )?;
                 expired.push(id);
             }
@@ -920,13 +987,26 @@ impl Store {
         })
     }
 
-    /// Rejects the pending call at `seq` of a paused run (reference §2.5); false when the run is not paused
-    /// (a terminal run's status never changes back), a live process is rolling it back, or nothing at `seq`
-    /// is pending.
-    pub fn reject(&self, id: &str, seq: u64, actor: Actor, now: i64) -> Result<bool, StoreError> {
+    /// Rejects the pending call at `seq` of a paused run (reference §2.5), with an optional reason appended to
+    /// the run's error for the agent to read. A run that is not paused (a terminal run's status never changes
+    /// back), one a live process is rolling back, or a `seq` that is not pending is refused.
+    pub fn reject(
+        &self,
+        id: &str,
+        seq: u64,
+        actor: Actor,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<Rejection, StoreError> {
         self.write(|tx| {
-            if status_of(tx, id)? != Some(ExecutionStatus::Paused) || live_rollback(tx, id)?.is_some() {
-                return Ok(false);
+            let Some(status) = status_of(tx, id)? else {
+                return Ok(Rejection::Missing);
+            };
+            if status != ExecutionStatus::Paused {
+                return Ok(Rejection::NotPaused(status));
+            }
+            if let Some(holder) = live_rollback(tx, id)? {
+                return Ok(Rejection::RollingBack(holder.pid));
             }
             let entry = tx
                 .query_row_cached(
@@ -936,18 +1016,30 @@ impl Store {
                 )
                 .optional()?;
             let Some((connector, method)) = entry else {
-                return Ok(false);
+                return Ok(Rejection::NotPending);
+            };
+            let decision = Decision {
+                kind: DecisionKind::Rejected,
+                by: actor.as_str().to_owned(),
+                at: now,
+                reason: reason.map(str::to_owned),
+                rule: None,
+                args: None,
             };
             tx.execute_cached(
-                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4
+                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = ?5
                  WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                params![id, seq as i64, actor.as_str(), now],
+                params![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
             )?;
+            let error = match reason {
+                Some(reason) => format!("Action {connector}.{method} rejected by user: {reason}"),
+                None => format!("Action {connector}.{method} rejected by user"),
+            };
             tx.execute_cached(
                 "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
-                params![id, format!("Action {connector}.{method} rejected by user"), now],
+                params![id, cap(&error), now],
             )?;
-            Ok(true)
+            Ok(Rejection::Rejected)
         })
     }
 
@@ -1137,6 +1229,10 @@ fn raw(text: Option<String>) -> Option<Box<serde_json::value::RawValue>> {
     text.and_then(|t| serde_json::value::RawValue::from_string(t).ok())
 }
 
+fn parse_decision(text: Option<String>) -> Option<Decision> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+}
+
 fn parse_json(text: Option<String>) -> Option<Value> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
@@ -1177,25 +1273,34 @@ fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
 fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntry>> {
     let mut statement = connection.prepare_cached(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
-                interrupted, divergence, error
+                interrupted, divergence, error, decision
          FROM cm_log WHERE execution_id = ?1 ORDER BY seq",
     )?;
     let rows = statement.query_map(params![id], |row| {
         let state: String = row.get(7)?;
+        let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
+        let connector: String = row.get(1)?;
+        let mut result = parse_json(row.get(4)?);
+        // A step whose function returned `undefined` shows `null`, as the reference's log does (the stored
+        // value stays absent, so replay still hands back `undefined`).
+        if result.is_none() && state == EntryState::Applied && connector == crate::STEP_CONNECTOR {
+            result = Some(Value::Null);
+        }
         Ok(ToolLogEntry {
             seq: row.get::<_, i64>(0)? as u64,
-            connector: row.get(1)?,
+            connector,
             method: row.get(2)?,
             args: parse_json(row.get(3)?),
-            result: parse_json(row.get(4)?),
+            result,
             requires_approval: row.get(5)?,
             ephemeral: row.get(6)?,
-            state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+            state,
             decided_by: row.get(8)?,
             decided_at: row.get(9)?,
             interrupted: row.get(10)?,
             divergence: parse_json(row.get(11)?),
             error: row.get(12)?,
+            decision: parse_decision(row.get(13)?),
         })
     })?;
     rows.collect()

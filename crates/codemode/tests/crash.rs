@@ -7,8 +7,8 @@
 mod support;
 
 use codemode::{
-    Actor, BoxFuture, CallContext, Connector, ExecutionStatus, Runtime, RuntimeOptions,
-    ToolDescriptor,
+    Actor, BoxFuture, CallContext, Connector, ExecutionStatus, Runtime, RuntimeError,
+    RuntimeOptions, ToolDescriptor,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -143,7 +143,7 @@ fn crash_peer() {
         match scenario.as_str() {
             "acknowledged" => {
                 let paused = runtime.execute("async () => bomb.note({})").await.expect("execute");
-                let done = runtime.approve(paused.execution_id(), Actor::Console).await.expect("approve");
+                let done = runtime.approve(paused.execution_id(), Actor::Console, None).await.expect("approve");
                 assert_eq!(done.status(), "completed", "{done:?}");
                 // The approval was acknowledged; the process dies before anything else happens.
                 std::process::abort();
@@ -153,7 +153,7 @@ fn crash_peer() {
             }
             _ => {
                 let gated = runtime.execute("async () => { await bomb.read(); return await bomb.launch({ target: 'g' }) }").await.expect("execute");
-                runtime.approve(gated.execution_id(), Actor::Console).await.expect("never returns");
+                runtime.approve(gated.execution_id(), Actor::Console, None).await.expect("never returns");
             }
         }
     });
@@ -208,7 +208,7 @@ async fn a_crash_in_an_unapproved_call_is_recovered_by_running_the_pass_again() 
     let pending = runtime.pending(None).unwrap();
     assert_eq!(pending.len(), 1);
     let approved = runtime
-        .approve(&pending[0].execution_id, Actor::Api)
+        .approve(&pending[0].execution_id, Actor::Api, None)
         .await
         .unwrap();
     assert_eq!(approved.status(), "completed");
@@ -226,9 +226,9 @@ async fn a_crash_in_an_unapproved_call_is_recovered_by_running_the_pass_again() 
         2,
         "a call without approval is at-least-once"
     );
-    let again = serde_json::to_value(runtime.recover(&interrupted.id).await.unwrap()).unwrap();
+    let again = runtime.recover(&interrupted.id).await.unwrap_err();
     assert_eq!(
-        again["error"],
+        again.to_string(),
         format!(
             "Execution \"{}\" is not interrupted (status: completed); only an interrupted run can be recovered.",
             interrupted.id
@@ -265,8 +265,13 @@ async fn a_crash_in_an_approved_call_asks_a_human_again() {
     );
     assert!(runtime.execution(&interrupted.id).unwrap().unwrap().log[1].interrupted);
 
-    let decided =
-        serde_json::to_value(runtime.approve(&interrupted.id, Actor::Cli).await.unwrap()).unwrap();
+    let decided = serde_json::to_value(
+        runtime
+            .approve(&interrupted.id, Actor::Cli, None)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     assert_eq!(decided["status"], "completed", "{decided}");
     assert_eq!(decided["result"], json!({"applied": "launch"}));
     assert_eq!(decided["calls"][1]["decidedBy"], "cli");
@@ -278,16 +283,19 @@ async fn a_live_run_cannot_be_recovered() {
     let dir = std::env::temp_dir().join(format!("codemode-crash-{}", uuid::Uuid::new_v4()));
     let (runtime, _) = open(&dir.join("codemode.db"), &dir.join("effects.log"), false).await;
     let done = runtime.execute("async () => 1").await.unwrap();
-    let refused =
-        serde_json::to_value(runtime.recover(done.execution_id()).await.unwrap()).unwrap();
+    let refused = runtime.recover(done.execution_id()).await.unwrap_err();
+    assert!(matches!(refused, RuntimeError::Stale(_)));
     assert!(
-        refused["error"]
-            .as_str()
-            .unwrap()
+        refused
+            .to_string()
             .contains("is not interrupted (status: completed)")
     );
-    let unknown = serde_json::to_value(runtime.recover("exec_nope").await.unwrap()).unwrap();
-    assert_eq!(unknown["error"], "No execution \"exec_nope\" to recover.");
+    let unknown = runtime.recover("exec_nope").await.unwrap_err();
+    assert!(matches!(unknown, RuntimeError::NotFound(_)));
+    assert_eq!(
+        unknown.to_string(),
+        "No execution \"exec_nope\" to recover."
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -388,9 +396,9 @@ async fn a_rollback_undoes_an_approved_call_that_may_have_been_applied() {
         "{report:?}"
     );
     assert_eq!(effects(&effect_log, "undo-launch"), 1);
-    let stale = serde_json::to_value(runtime.approve(&id, Actor::Cli).await.unwrap()).unwrap();
+    let stale = runtime.approve(&id, Actor::Cli, None).await.unwrap_err();
     assert_eq!(
-        stale["error"],
+        stale.to_string(),
         format!(
             "Execution \"{id}\" is not paused (status: rolled_back); only a paused run can be approved."
         )
@@ -400,7 +408,7 @@ async fn a_rollback_undoes_an_approved_call_that_may_have_been_applied() {
     // Paused again, rejected (which cannot undo what may have happened), then rolled back.
     let (runtime, effect_log, id) = interrupted_launch().await;
     runtime.recover(&id).await.unwrap();
-    assert!(runtime.reject(&id, 1, Actor::Console).await.unwrap());
+    runtime.reject(&id, 1, Actor::Console, None).await.unwrap();
     let report = runtime.rollback(&id).await.unwrap();
     assert_eq!(
         report.status,

@@ -11,7 +11,8 @@
 mod support;
 
 use codemode::{
-    Actor, EntryState, ExecutionState, ExecutionStatus, Runtime, RuntimeOptions, ToolLogEntry,
+    Actor, DecisionKind, EntryState, ExecutionState, ExecutionStatus, Runtime, RuntimeError,
+    RuntimeOptions, ToolLogEntry,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -70,6 +71,8 @@ fn op() -> impl Strategy<Value = Op> {
 #[derive(Debug, Clone)]
 enum Action {
     Approve,
+    /// Approved with other arguments (`{path: 'edited'}`): those must be what runs.
+    ApproveEdited,
     Reject,
     /// The world changes (the re-executed `mode` reads another value), then the run is approved.
     ChangeWorldThenApprove(u8),
@@ -81,6 +84,7 @@ enum Action {
 fn action() -> impl Strategy<Value = Action> {
     prop_oneof![
         4 => Just(Action::Approve),
+        1 => Just(Action::ApproveEdited),
         1 => Just(Action::Reject),
         2 => (0u8..3).prop_map(Action::ChangeWorldThenApprove),
         1 => Just(Action::Rollback),
@@ -139,6 +143,15 @@ fn fail(error: impl std::fmt::Display) -> TestCaseError {
     TestCaseError::fail(error.to_string())
 }
 
+/// A decision the runtime refuses (the run is no longer paused, the call not pending) is part of the game;
+/// any other error is a failure.
+fn allow_refusal<T>(result: Result<T, RuntimeError>) -> Result<(), TestCaseError> {
+    match result {
+        Ok(_) | Err(RuntimeError::Stale(_)) => Ok(()),
+        Err(error) => Err(fail(error)),
+    }
+}
+
 /// What the connector saw, against the log.
 fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), TestCaseError> {
     let (received, reverted) = ledger.with(|s| (s.received.clone(), s.reverted.clone()));
@@ -155,10 +168,15 @@ fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), Te
         let entry = entry(&input.execution_id, input.seq);
         let entry = entry.ok_or_else(|| fail(format!("no log entry for {key:?}")))?;
         prop_assert_eq!(&entry.method, &input.method);
+        // What ran is what was approved: the program's arguments, or the ones a person edited.
+        let approved = match &entry.decision {
+            Some(decision) if decision.kind == DecisionKind::Edited => decision.args.clone(),
+            _ => entry.args.clone(),
+        };
         prop_assert_eq!(
-            &entry.args,
+            &approved,
             &input.args,
-            "received other arguments than recorded at {:?}",
+            "received other arguments than approved at {:?}",
             key
         );
         if entry.requires_approval {
@@ -247,25 +265,23 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
                 let id = &ids[turn % ids.len()];
                 match action {
                     Action::Approve => {
-                        runtime.approve(id, Actor::Console).await.map_err(fail)?;
+                        allow_refusal(runtime.approve(id, Actor::Console, None).await)?;
+                    }
+                    Action::ApproveEdited => {
+                        let edited = json!({"path": "edited", "amount": 1, "name": "e9"});
+                        allow_refusal(runtime.approve(id, Actor::Console, Some(edited)).await)?;
                     }
                     Action::Reject => {
-                        let seq = runtime
-                            .pending(Some(id))
-                            .map_err(fail)?
-                            .first()
-                            .map(|p| p.seq);
-                        runtime
-                            .reject(id, seq.unwrap_or(0), Actor::Cli)
-                            .await
-                            .map_err(fail)?;
+                        let pending = runtime.pending(Some(id)).map_err(fail)?;
+                        let seq = pending.first().map_or(0, |p| p.seq);
+                        allow_refusal(runtime.reject(id, seq, Actor::Cli, None).await)?;
                     }
                     Action::ChangeWorldThenApprove(mode) => {
                         ledger.with(|s| s.mode = json!(mode));
-                        runtime.approve(id, Actor::Console).await.map_err(fail)?;
+                        allow_refusal(runtime.approve(id, Actor::Console, None).await)?;
                     }
                     Action::Rollback => {
-                        runtime.rollback(id).await.map_err(fail)?;
+                        allow_refusal(runtime.rollback(id).await)?;
                     }
                     Action::Expire => {
                         clock.advance(24 * 3_600_000 + 1);

@@ -12,7 +12,7 @@ use base64::Engine as _;
 use codemode::codec::{BIGINT_ENVELOPE, BINARY_ENVELOPE, same_arguments};
 use codemode::normalize::{LineColumn, normalize_code};
 use codemode::protocol::{ReplayEntry, raw as to_raw};
-use codemode::store::{Decision, Store};
+use codemode::store::{CallPlan, Store};
 use codemode::{
     CallAnswer, ConnectorCall, PassEnd, PassHost, PassRequest, SnippetAnswer, StepAnswer,
 };
@@ -482,7 +482,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
                     .decide(&id, 0, "items", "echo", Some(args), false, false, 1)
                     .expect("decide")
             };
-            prop_assert_eq!(decide(&args), Decision::Execute);
+            prop_assert_eq!(decide(&args), CallPlan::Execute);
             prop_assert!(
                 store
                     .record_result(&id, 0, Some(&result), 2)
@@ -504,7 +504,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
             );
             // The same arguments with their keys in another order replay the recorded result...
             let shuffled = reordered(&args, &mut Shuffle(seed | 1));
-            prop_assert_eq!(decide(&shuffled), Decision::Replay(Some(result.clone())));
+            prop_assert_eq!(decide(&shuffled), CallPlan::Replay(Some(result.clone())));
             prop_assert!(same_arguments(
                 log[0].args.as_deref(),
                 Some(&raw(&shuffled))
@@ -515,7 +515,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
                 log[0].args.as_deref(),
                 Some(&raw(&changed))
             ));
-            prop_assert_eq!(decide(&changed), Decision::Pause);
+            prop_assert_eq!(decide(&changed), CallPlan::Pause);
             Ok(())
         },
     );

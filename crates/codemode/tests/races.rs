@@ -126,17 +126,21 @@ fn race_peer() {
         let line = line.expect("command");
         let parts: Vec<&str> = line.split_whitespace().collect();
         let answer = match parts.as_slice() {
-            ["approve", id] => {
-                let outcome = tokio
-                    .block_on(runtime.approve(id, Actor::Api))
-                    .expect("approve");
-                serde_json::to_value(&outcome).expect("json")
-            }
+            // A refused decision (the run is no longer paused) is the race's loser: its message, as an error.
+            ["approve", id] => match tokio.block_on(runtime.approve(id, Actor::Api, None)) {
+                Ok(outcome) => serde_json::to_value(&outcome).expect("json"),
+                Err(RuntimeError::Stale(message)) => json!({"status": "error", "error": message}),
+                Err(other) => panic!("approve: {other}"),
+            },
             ["reject", id, seq] => {
-                let rejected = tokio
-                    .block_on(runtime.reject(id, seq.parse().expect("seq"), Actor::Cli))
-                    .expect("reject");
-                json!({"rejected": rejected})
+                let seq = seq.parse().expect("seq");
+                match tokio.block_on(runtime.reject(id, seq, Actor::Cli, None)) {
+                    Ok(()) => json!({"rejected": true}),
+                    Err(RuntimeError::Stale(message)) => {
+                        json!({"rejected": false, "error": message})
+                    }
+                    Err(other) => panic!("reject: {other}"),
+                }
             }
             ["expire"] => {
                 let expired = tokio

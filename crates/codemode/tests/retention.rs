@@ -111,7 +111,7 @@ async fn expiry_rejects_stale_paused_runs_strictly_older_than_the_age() {
         items.with(|s| s.disposes.clone()),
         vec![(id.clone(), ExecutionStatus::Rejected)]
     );
-    let late = serde_json::to_value(runtime.approve(&id, Actor::Console).await.unwrap()).unwrap();
+    let late = serde_json::json!({"error": runtime.approve(&id, Actor::Console, None).await.unwrap_err().to_string()});
     assert_eq!(
         late["error"],
         format!(
@@ -135,7 +135,7 @@ async fn deleting_a_paused_run_disposes_and_forgets_it() {
     let runtime = open(&items, &clock, 50).await;
     let paused = runtime.execute(CREATE).await.unwrap();
     let id = paused.execution_id().to_owned();
-    assert!(runtime.delete_execution(&id).await.unwrap());
+    runtime.delete_execution(&id).await.unwrap();
     assert!(runtime.execution(&id).unwrap().is_none());
     assert!(runtime.pending(None).unwrap().is_empty());
     assert_eq!(
@@ -143,9 +143,12 @@ async fn deleting_a_paused_run_disposes_and_forgets_it() {
         vec![(id.clone(), ExecutionStatus::Rejected)]
     );
     assert_eq!(items.with(|s| s.forgotten.clone()), vec![id.clone()]);
-    assert!(!runtime.delete_execution(&id).await.unwrap());
+    assert!(matches!(
+        runtime.delete_execution(&id).await,
+        Err(codemode::RuntimeError::NotFound(_))
+    ));
     let done = runtime.execute("async () => 1").await.unwrap();
-    assert!(runtime.delete_execution(done.execution_id()).await.unwrap());
+    runtime.delete_execution(done.execution_id()).await.unwrap();
     assert_eq!(
         items.with(|s| s.disposes.len()),
         2,

@@ -35,7 +35,11 @@ async fn rollback_reverts_newest_first_and_reports_what_it_did() {
     let paused = runtime.execute(code).await.unwrap();
     let id = paused.execution_id().to_owned();
     assert_eq!(
-        runtime.approve(&id, Actor::Console).await.unwrap().status(),
+        runtime
+            .approve(&id, Actor::Console, None)
+            .await
+            .unwrap()
+            .status(),
         "completed"
     );
     assert_eq!(
@@ -82,9 +86,12 @@ async fn rollback_reverts_newest_first_and_reports_what_it_did() {
         "a second rollback is a no-op"
     );
     assert_eq!(items.with(|s| s.disposes.len()), 2);
-    let unknown = runtime.rollback("exec_nope").await.unwrap();
-    assert_eq!(unknown.status, None);
-    assert!(unknown.reverted.is_empty());
+    let unknown = runtime.rollback("exec_nope").await.unwrap_err();
+    assert!(matches!(unknown, codemode::RuntimeError::NotFound(_)));
+    assert_eq!(
+        unknown.to_string(),
+        "No execution \"exec_nope\" to roll back."
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -112,7 +119,8 @@ async fn rolling_back_a_paused_run_ends_it_only_when_something_was_reverted() {
         runtime.execution(&id).unwrap().unwrap().log[1].state,
         EntryState::Pending
     );
-    let late = serde_json::to_value(runtime.approve(&id, Actor::Console).await.unwrap()).unwrap();
+    let late =
+        json!({"error": runtime.approve(&id, Actor::Console, None).await.unwrap_err().to_string()});
     assert!(
         late["error"]
             .as_str()

@@ -5,7 +5,8 @@
 mod support;
 
 use codemode::{
-    Actor, Connector, EntryState, ExecutionQuery, ExecutionStatus, Outcome, Runtime, RuntimeOptions,
+    Actor, Connector, EntryState, ExecutionQuery, ExecutionStatus, Outcome, Runtime, RuntimeError,
+    RuntimeOptions,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -122,7 +123,7 @@ async fn an_approval_gated_call_pauses_and_approval_applies_it_exactly_once() {
 
     // Someone else changes the state meanwhile: the replay must still see the recorded (empty) list.
     items.with(|s| s.items.push(json!({"id": 99, "title": "outside"})));
-    let done = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let done = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"]["before"], json!([]));
     assert_eq!(done["result"]["item"], json!({"id": 2, "title": "first"}));
@@ -147,15 +148,17 @@ async fn reject_ends_the_run_and_a_later_approval_is_stale() {
     let runtime = open(&temp_db(), &items).await;
     let paused = runtime.execute(CREATE).await.unwrap();
     let id = paused.execution_id().to_owned();
+    let not_pending = runtime.reject(&id, 999, Actor::Cli, None).await;
     assert!(
-        !runtime.reject(&id, 999, Actor::Cli).await.unwrap(),
-        "a seq that is not pending"
+        matches!(&not_pending, Err(RuntimeError::Stale(m)) if m == &format!("Call 999 of execution \"{id}\" is not waiting for a decision.")),
+        "a seq that is not pending: {not_pending:?}"
     );
     assert!(items.with(|s| s.disposes.is_empty()));
-    assert!(runtime.reject(&id, 1, Actor::Cli).await.unwrap());
+    runtime.reject(&id, 1, Actor::Cli, None).await.unwrap();
+    let again = runtime.reject(&id, 1, Actor::Cli, None).await;
     assert!(
-        !runtime.reject(&id, 1, Actor::Cli).await.unwrap(),
-        "a second reject"
+        matches!(&again, Err(RuntimeError::Stale(m)) if m.contains("is not paused (status: rejected)")),
+        "a second reject: {again:?}"
     );
     let execution = runtime.execution(&id).unwrap().unwrap();
     assert_eq!(execution.status, ExecutionStatus::Rejected);
@@ -170,11 +173,10 @@ async fn reject_ends_the_run_and_a_later_approval_is_stale() {
         vec![(id.clone(), ExecutionStatus::Rejected)]
     );
 
-    let stale = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
-    assert_eq!(
-        stale,
-        json!({"status": "error", "executionId": id,
-               "error": format!("Execution \"{id}\" is not paused (status: rejected); only a paused run can be approved.")})
+    let stale = runtime.approve(&id, Actor::Console, None).await;
+    assert!(
+        matches!(&stale, Err(RuntimeError::Stale(m)) if m == &format!("Execution \"{id}\" is not paused (status: rejected); only a paused run can be approved.")),
+        "{stale:?}"
     );
     assert!(runtime.pending(None).unwrap().is_empty());
     assert_eq!(items.with(|s| s.items.len()), 0);
@@ -187,16 +189,19 @@ async fn reject_ends_the_run_and_a_later_approval_is_stale() {
 #[tokio::test(flavor = "multi_thread")]
 async fn approving_an_unknown_or_completed_run_changes_nothing() {
     let runtime = open(&temp_db(), &Items::new()).await;
-    let unknown = json_of(&runtime.approve("exec_nope", Actor::Api).await.unwrap());
-    assert_eq!(unknown["error"], "No execution \"exec_nope\" to resume.");
+    let unknown = runtime.approve("exec_nope", Actor::Api, None).await;
+    assert!(
+        matches!(&unknown, Err(RuntimeError::NotFound(m)) if m == "No execution \"exec_nope\" to resume."),
+        "{unknown:?}"
+    );
     let done = runtime.execute("async () => 1").await.unwrap();
     let id = done.execution_id();
-    let again = json_of(&runtime.approve(id, Actor::Api).await.unwrap());
-    assert_eq!(
-        again["error"],
-        format!(
+    let again = runtime.approve(id, Actor::Api, None).await;
+    assert!(
+        matches!(&again, Err(RuntimeError::Stale(m)) if m == &format!(
             "Execution \"{id}\" is not paused (status: completed); only a paused run can be approved."
-        )
+        )),
+        "{again:?}"
     );
 }
 
@@ -226,7 +231,7 @@ async fn pending_lists_every_paused_run_newest_first() {
     // Either can be approved first.
     assert_eq!(
         runtime
-            .approve(first.execution_id(), Actor::Api)
+            .approve(first.execution_id(), Actor::Api, None)
             .await
             .unwrap()
             .status(),
@@ -234,7 +239,7 @@ async fn pending_lists_every_paused_run_newest_first() {
     );
     assert_eq!(
         runtime
-            .approve(second.execution_id(), Actor::Api)
+            .approve(second.execution_id(), Actor::Api, None)
             .await
             .unwrap()
             .status(),
@@ -251,7 +256,7 @@ async fn random_arguments_diverge_on_resume_and_nothing_is_applied() {
         .await
         .unwrap();
     let id = paused.execution_id().to_owned();
-    let outcome = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    let outcome = json_of(&runtime.approve(&id, Actor::Api, None).await.unwrap());
     assert_eq!(outcome["status"], "error");
     assert_eq!(
         outcome["error"],
@@ -280,7 +285,7 @@ async fn a_different_method_at_the_same_position_diverges() {
     assert_eq!(paused.status(), "paused");
     let outcome = json_of(
         &runtime
-            .approve(paused.execution_id(), Actor::Api)
+            .approve(paused.execution_id(), Actor::Api, None)
             .await
             .unwrap(),
     );
@@ -303,7 +308,7 @@ async fn a_step_keeps_a_random_value_stable_across_the_approval() {
     let paused = runtime.execute(code).await.unwrap();
     let done = json_of(
         &runtime
-            .approve(paused.execution_id(), Actor::Api)
+            .approve(paused.execution_id(), Actor::Api, None)
             .await
             .unwrap(),
     );
@@ -322,6 +327,23 @@ async fn a_step_keeps_a_random_value_stable_across_the_approval() {
 /// A step beyond everything recorded runs without asking the host first and is recorded whole with its
 /// value; the next resume replays it like any other.
 #[tokio::test(flavor = "multi_thread")]
+async fn a_step_that_returns_undefined_shows_null_in_calls() {
+    // As the reference's log shows it (0.5.6); replay still hands the program `undefined`.
+    let runtime = open(&temp_db(), &Items::new()).await;
+    let paused = json_of(
+        &runtime
+            .execute("async () => { const v = await codemode.step('nothing', () => undefined); await items.create_item({ title: typeof v }); return typeof v; }")
+            .await
+            .unwrap(),
+    );
+    assert_eq!(paused["calls"][0]["result"], json!(null), "{paused}");
+    assert!(paused["calls"][0].get("result").is_some());
+    let id = paused["executionId"].as_str().unwrap();
+    let done = json_of(&runtime.approve(id, Actor::Console, None).await.unwrap());
+    assert_eq!(done["result"], "undefined", "{done}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn steps_recorded_on_a_resumed_pass_replay_on_the_next() {
     let items = Items::new();
     let runtime = open(&temp_db(), &items).await;
@@ -333,12 +355,12 @@ async fn steps_recorded_on_a_resumed_pass_replay_on_the_next() {
         return [a, b] }";
     let paused = runtime.execute(code).await.unwrap();
     let id = paused.execution_id().to_owned();
-    let second = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    let second = json_of(&runtime.approve(&id, Actor::Api, None).await.unwrap());
     assert_eq!(second["status"], "paused", "{second}");
     assert_eq!(second["calls"][2]["method"], "b");
     assert_eq!(second["calls"][2]["state"], "applied");
     assert_eq!(second["calls"][2]["result"], json!({"b": 2}));
-    let done = json_of(&runtime.approve(&id, Actor::Api).await.unwrap());
+    let done = json_of(&runtime.approve(&id, Actor::Api, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"], json!([1, {"b": 2}]));
     assert_eq!(
@@ -390,7 +412,7 @@ async fn steps_run_without_asking_log_what_decided_steps_log() {
     assert_eq!(paused["calls"][1]["method"], "create_item");
     assert_eq!(paused["calls"][1]["state"], "pending");
     let id = paused["executionId"].as_str().unwrap();
-    let done = json_of(&runtime.approve(id, Actor::Api).await.unwrap());
+    let done = json_of(&runtime.approve(id, Actor::Api, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["calls"][0]["state"], "applied");
     assert_eq!(done["calls"][0]["result"], done["result"]);
@@ -506,7 +528,7 @@ async fn an_ephemeral_read_runs_again_on_replay_and_keeps_no_result() {
     let paused = runtime.execute(code).await.unwrap();
     let done = json_of(
         &runtime
-            .approve(paused.execution_id(), Actor::Api)
+            .approve(paused.execution_id(), Actor::Api, None)
             .await
             .unwrap(),
     );
@@ -524,7 +546,7 @@ async fn a_binary_result_replays_as_a_real_uint8array() {
     let paused = runtime.execute(code).await.unwrap();
     let done = json_of(
         &runtime
-            .approve(paused.execution_id(), Actor::Api)
+            .approve(paused.execution_id(), Actor::Api, None)
             .await
             .unwrap(),
     );
@@ -653,9 +675,10 @@ async fn approval_needs_every_recorded_connector() {
         vec!["items"]
     );
     let bare = open_with(&db, options(), vec![]).await;
-    let refused = json_of(&bare.approve(&id, Actor::Api).await.unwrap());
+    let refused = bare.approve(&id, Actor::Api, None).await.unwrap_err();
+    assert!(matches!(refused, RuntimeError::Configuration(_)));
     assert_eq!(
-        refused["error"],
+        refused.to_string(),
         format!(
             "Execution \"{id}\" requires connector(s) \"items\" that are not configured on this runtime."
         )
@@ -666,7 +689,11 @@ async fn approval_needs_every_recorded_connector() {
         "still approvable"
     );
     assert_eq!(
-        runtime.approve(&id, Actor::Api).await.unwrap().status(),
+        runtime
+            .approve(&id, Actor::Api, None)
+            .await
+            .unwrap()
+            .status(),
         "completed"
     );
 }
@@ -707,7 +734,7 @@ async fn hooks_fire_as_the_reference_says() {
         items.with(|s| s.disposes.is_empty()),
         "no dispose while paused"
     );
-    runtime.approve(&id, Actor::Api).await.unwrap();
+    runtime.approve(&id, Actor::Api, None).await.unwrap();
     assert_eq!(
         items.with(|s| s.disposes.clone()),
         vec![(id.clone(), ExecutionStatus::Completed)]
@@ -738,7 +765,7 @@ async fn transform_result_shapes_what_the_model_sees_and_the_audit_keeps_the_raw
         .await
         .unwrap();
     let resumed = runtime
-        .approve(paused.execution_id(), Actor::Api)
+        .approve(paused.execution_id(), Actor::Api, None)
         .await
         .unwrap();
     assert_eq!(json_of(&resumed)["result"], json!({"shaped": 1}));
@@ -759,7 +786,7 @@ async fn a_fresh_runtime_on_the_same_file_replays_and_approves() {
     let items = Items::new();
     let fresh = open(&db, &items).await;
     assert_eq!(fresh.pending(None).unwrap().len(), 1);
-    let done = json_of(&fresh.approve(&id, Actor::Api).await.unwrap());
+    let done = json_of(&fresh.approve(&id, Actor::Api, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(
         done["result"],
@@ -777,12 +804,10 @@ async fn a_fresh_runtime_on_the_same_file_replays_and_approves() {
 
     let paused = fresh.execute(CREATE).await.unwrap();
     let again = open(&db, &Items::new()).await;
-    assert!(
-        again
-            .reject(paused.execution_id(), 1, Actor::Api)
-            .await
-            .unwrap()
-    );
+    again
+        .reject(paused.execution_id(), 1, Actor::Api, None)
+        .await
+        .unwrap();
     assert!(again.pending(None).unwrap().is_empty());
 }
 
@@ -1022,7 +1047,7 @@ async fn null_stays_null_across_the_worker_boundary_and_on_replay() {
     assert_eq!(json_of(&paused)["status"], "paused");
     let done = json_of(
         &runtime
-            .approve(paused.execution_id(), Actor::Api)
+            .approve(paused.execution_id(), Actor::Api, None)
             .await
             .unwrap(),
     );

@@ -161,7 +161,7 @@ async fn a_snippets_calls_join_the_log_pause_and_replay() {
     );
     let done = serde_json::to_value(
         runtime
-            .approve(paused.execution_id(), Actor::Console)
+            .approve(paused.execution_id(), Actor::Console, None)
             .await
             .unwrap(),
     )

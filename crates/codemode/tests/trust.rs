@@ -70,7 +70,7 @@ async fn an_approved_call_without_arguments_never_runs_with_arguments() {
     let id = paused["executionId"].as_str().unwrap().to_owned();
 
     ledger.with(|s| s.mode = json!("loud"));
-    let outcome = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let outcome = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(outcome["status"], "error", "{outcome}");
     assert!(
         outcome["error"].as_str().unwrap().starts_with(
@@ -99,7 +99,7 @@ async fn an_approved_call_with_arguments_never_runs_without_them() {
     let paused = runtime.execute(NO_ARGS_THEN_ARGS).await.unwrap();
     let id = paused.execution_id().to_owned();
     ledger.with(|s| s.mode = json!("quiet"));
-    let outcome = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let outcome = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(outcome["status"], "error", "{outcome}");
     assert_eq!(
         methods_received(&ledger, &id),
@@ -125,7 +125,7 @@ async fn undefined_and_an_undefined_to_json_are_both_no_arguments() {
         .execution_id()
         .to_owned();
     ledger.with(|s| s.mode = json!("toJSON"));
-    let outcome = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let outcome = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(outcome["status"], "completed", "{outcome}");
     let writes: Vec<_> = ledger
         .received_by(&id)
@@ -151,7 +151,7 @@ async fn a_function_argument_is_no_arguments_and_never_matches_some() {
     assert!(paused["pending"][0].get("args").is_none(), "{paused}");
     ledger.with(|s| s.mode = json!("object"));
     let id = paused["executionId"].as_str().unwrap();
-    let outcome = json_of(&runtime.approve(id, Actor::Console).await.unwrap());
+    let outcome = json_of(&runtime.approve(id, Actor::Console, None).await.unwrap());
     assert_eq!(outcome["status"], "error", "{outcome}");
     assert_eq!(
         methods_received(&ledger, id),
@@ -177,7 +177,7 @@ async fn an_approved_call_that_failed_after_its_effect_is_replayed_as_its_error_
         .unwrap()
         .execution_id()
         .to_owned();
-    let second = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let second = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(
         second["status"], "paused",
         "the program caught the error and went on: {second}"
@@ -189,7 +189,7 @@ async fn an_approved_call_that_failed_after_its_effect_is_replayed_as_its_error_
     );
     assert_eq!(second["pending"][0]["method"], "write");
 
-    let done = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let done = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(
         done["result"], "ledger.pay timed out after 1000 ms",
@@ -215,7 +215,7 @@ async fn a_call_that_failed_after_its_effect_without_approval_is_not_run_again()
         .unwrap()
         .execution_id()
         .to_owned();
-    let done = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let done = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"], "charge failed: upstream returned 502");
     assert_eq!(ledger.with(|s| s.payments.len()), 1, "charged once");
@@ -272,7 +272,7 @@ async fn a_step_returns_in_its_first_pass_what_replay_will_return() {
         json!({"kind": "string", "when": "1970-01-01T00:00:00.000Z"})
     );
     let id = paused["executionId"].as_str().unwrap();
-    let done = json_of(&runtime.approve(id, Actor::Console).await.unwrap());
+    let done = json_of(&runtime.approve(id, Actor::Console, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(done["result"], "1970-01-01T00:00:00.000Z");
 }
@@ -361,7 +361,7 @@ async fn an_approved_call_a_diverged_replay_never_reached_is_not_reverted() {
         .execution_id()
         .to_owned();
     ledger.with(|s| s.mode = json!("two"));
-    let diverged = json_of(&runtime.approve(&id, Actor::Console).await.unwrap());
+    let diverged = json_of(&runtime.approve(&id, Actor::Console, None).await.unwrap());
     assert_eq!(diverged["status"], "error", "{diverged}");
     assert_eq!(
         diverged["calls"][2]["state"], "pending",
@@ -393,7 +393,10 @@ async fn reject_after_rollback_leaves_the_run_rolled_back() {
         .to_owned();
     let report = runtime.rollback(&id).await.unwrap();
     assert_eq!(report.status, Some(ExecutionStatus::RolledBack));
-    assert!(!runtime.reject(&id, 1, Actor::Cli).await.unwrap());
+    assert!(matches!(
+        runtime.reject(&id, 1, Actor::Cli, None).await,
+        Err(RuntimeError::Stale(_))
+    ));
     let stored = runtime.execution(&id).unwrap().unwrap();
     assert_eq!(stored.status, ExecutionStatus::RolledBack);
     assert_eq!(stored.log[1].decided_by, None, "no decision was recorded");
@@ -440,10 +443,10 @@ async fn a_live_pass_can_be_neither_deleted_nor_expired() {
     let outcome = json_of(&running.await.unwrap().unwrap());
     assert_eq!(outcome["status"], "completed", "{outcome}");
     assert_eq!(outcome["result"], "done");
-    assert!(
-        runtime.delete_execution(&id).await.unwrap(),
-        "deletable once ended"
-    );
+    runtime
+        .delete_execution(&id)
+        .await
+        .expect("deletable once ended");
 }
 
 #[tokio::test(flavor = "multi_thread")]

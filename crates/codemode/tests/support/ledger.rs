@@ -91,6 +91,11 @@ impl Connector for Ledger {
                 ToolDescriptor {
                     requires_approval: true,
                     revertible: true,
+                    input_schema: Some(json!({
+                        "type": "object",
+                        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                        "required": ["path"]
+                    })),
                     ..tool("write")
                 },
                 ToolDescriptor {
