@@ -262,12 +262,17 @@ impl Store {
         })
     }
 
+    /// Every statement runs here: off the async worker threads (SQLite blocks, for up to its busy timeout
+    /// when another process holds the write lock), so one request waiting on the database never stalls the
+    /// others — `codemode mcp` runs a single worker thread.
     fn with<T>(
         &self,
         f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, StoreError> {
-        let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-        Ok(f(&mut connection)?)
+        off_async_workers(|| {
+            let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+            Ok(f(&mut connection)?)
+        })
     }
 
     fn write<T>(
@@ -1222,6 +1227,18 @@ impl Store {
             )?;
             Ok((entries, end.max(0) as u64))
         })
+    }
+}
+
+/// Runs blocking work without holding an async worker thread: on a multi-threaded tokio runtime the worker
+/// hands its other tasks to another thread for the duration (a no-op when the caller already left the
+/// worker, as a pass does); elsewhere (no runtime, a current-thread runtime) it simply runs.
+fn off_async_workers<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
     }
 }
 

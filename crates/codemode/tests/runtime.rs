@@ -1070,3 +1070,31 @@ async fn arguments_too_deep_to_record_end_the_run_instead_of_calling_with_nothin
         "nothing waits for approval"
     );
 }
+
+#[test]
+fn a_request_waiting_on_a_busy_database_stalls_no_other_task() {
+    // `codemode mcp` runs one async worker thread: a request waiting (up to the busy timeout) for another
+    // process's write lock must not hold it.
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    tokio.block_on(async {
+        let db = temp_db();
+        let runtime = open(&db, &Items::new()).await;
+        let other_process = rusqlite::Connection::open(&db).unwrap();
+        other_process.execute_batch("BEGIN IMMEDIATE").unwrap();
+        let waiting = tokio::spawn({
+            let runtime = runtime.clone();
+            async move { runtime.expire_paused(std::time::Duration::ZERO).await }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let other = tokio::spawn(async { "answered" });
+        let answered = tokio::time::timeout(std::time::Duration::from_secs(5), other).await;
+        assert_eq!(answered.expect("not stalled").unwrap(), "answered");
+        assert!(!waiting.is_finished(), "still waiting for the lock");
+        other_process.execute_batch("COMMIT").unwrap();
+        assert!(waiting.await.unwrap().unwrap().is_empty());
+    });
+}
