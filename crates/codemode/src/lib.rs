@@ -15,6 +15,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod schema;
 pub mod store;
+mod transitions;
 pub mod typegen;
 
 pub use connector::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};

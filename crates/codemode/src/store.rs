@@ -10,6 +10,10 @@ use crate::model::{
 use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
+use crate::transitions::{
+    self, Attempt, CallStep, DeleteStep, Holders, Recorded, RecoverStep, RejectStep, ResumeStep,
+    RevertFacts, RollbackStep,
+};
 use rusqlite::{
     Connection, OptionalExtension, Params, Row, Transaction, TransactionBehavior, params,
 };
@@ -95,12 +99,6 @@ const MIGRATIONS: &[&str] = &[
         AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
                     AND e.error = 'Expired awaiting approval');",
 ];
-
-/// The calls a rollback reverts: the applied ones (reference §5) and those that may have been applied before
-/// the process running them died — still `executing`, or paused again as interrupted (SPEC §3, difference
-/// 5), or rejected after that — which the reference cannot have, since it never pauses such a call again.
-const REVERTIBLE: &str = "(state = 'applied' OR state = 'executing'
-     OR (interrupted = 1 AND reverted_at IS NULL AND state IN ('pending', 'reverted')))";
 
 /// Store failures that are not runtime outcomes.
 #[derive(Debug, thiserror::Error)]
@@ -309,7 +307,7 @@ impl Store {
         })
     }
 
-    /// Decides what a call at `seq` does (reference §3.3), in one transaction.
+    /// Decides what a call at `seq` does ([`transitions::call_step`]) and records it, in one transaction.
     #[allow(clippy::too_many_arguments)]
     pub fn decide(
         &self,
@@ -323,122 +321,65 @@ impl Store {
         now: i64,
     ) -> Result<CallPlan, StoreError> {
         self.write(|tx| {
-            let Some(status) = status_of(tx, id)? else {
-                return Ok(CallPlan::Missing);
+            let status = status_of(tx, id)?;
+            let existing = match status {
+                Some(ExecutionStatus::Running) => recorded_call(tx, id, seq)?,
+                _ => None,
             };
-            if status != ExecutionStatus::Running {
-                return Ok(CallPlan::Pause);
-            }
-            let existing = tx
-                .query_row_cached(
-                    "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
-                     WHERE execution_id = ?1 AND seq = ?2",
-                    params![id, seq as i64],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, String>(1)?,
-                            row.get::<_, Option<String>>(2)?,
-                            row.get::<_, Option<String>>(3)?,
-                            row.get::<_, bool>(4)?,
-                            row.get::<_, String>(5)?,
-                            row.get::<_, Option<String>>(6)?,
-                            row.get::<_, Option<String>>(7)?,
-                        ))
-                    },
-                )
-                .optional()?;
-            if let Some((old_connector, old_method, old_args, result, old_ephemeral, state, error, decision)) = existing {
-                let old_args_value = old_args.as_deref().and_then(|a| serde_json::from_str::<Value>(a).ok());
-                let attempted = json!({"connector": connector, "method": method, "args": args});
-                let recorded = json!({"connector": old_connector, "method": old_method, "args": old_args_value});
-                if old_connector != connector || old_method != method {
-                    let detail = format!(
-                        "expected {old_connector}.{old_method}, got {connector}.{method}. Code must be deterministic up to tool calls and steps. Wrap nondeterministic work in codemode.step(name, fn)."
-                    );
-                    diverge(tx, id, seq, &detail, recorded, attempted, now)?;
-                    return Ok(CallPlan::Pause);
-                }
-                // "No arguments" and some arguments are different calls (docs/design.md, "Replay compares
-                // every call whole"): the reference skips the check when either side has none.
-                let same_args = match (old_args.as_deref(), args) {
-                    (None, None) => true,
-                    (Some(_), Some(new)) => old_args_value.as_ref() == Some(new),
-                    _ => false,
+            let edited = existing.as_ref().and_then(|e| match &e.decision {
+                Some(Decision { kind: DecisionKind::Edited, args, .. }) => args.clone(),
+                _ => None,
+            });
+            let recorded = existing.as_ref().map(|e| Recorded {
+                connector: &e.connector,
+                method: &e.method,
+                args: e.args.as_ref(),
+                ephemeral: e.ephemeral,
+                state: e.state,
+                has_error: e.error.is_some(),
+                edited: edited.as_ref(),
+            });
+            let attempt = Attempt { connector, method, args, requires_approval };
+            let step = transitions::call_step(status, recorded.as_ref(), &attempt);
+            let Some(existing) = existing else {
+                return match step {
+                    CallStep::Missing => Ok(CallPlan::Missing),
+                    CallStep::Record { pending } => record_call(tx, id, seq, &attempt, ephemeral, pending, now),
+                    _ => Ok(CallPlan::Pause),
                 };
-                if !same_args {
-                    let detail = format!(
-                        "{connector}.{method} was called with different arguments than the recorded run. Arguments must be deterministic across replays. Wrap nondeterministic inputs in codemode.step(name, fn)."
-                    );
+            };
+            match step {
+                CallStep::Missing => Ok(CallPlan::Missing),
+                CallStep::Stop => Ok(CallPlan::Pause),
+                CallStep::Diverge { detail } => {
+                    let recorded = json!({"connector": existing.connector, "method": existing.method, "args": existing.args});
+                    let attempted = json!({"connector": connector, "method": method, "args": args});
                     diverge(tx, id, seq, &detail, recorded, attempted, now)?;
-                    return Ok(CallPlan::Pause);
+                    Ok(CallPlan::Pause)
                 }
-                match EntryState::parse(&state) {
-                    Some(EntryState::Applied) if old_ephemeral => return Ok(CallPlan::Execute),
-                    Some(EntryState::Applied) => {
-                        let result = result.as_deref().and_then(|r| serde_json::from_str(r).ok());
-                        return Ok(CallPlan::Replay(result));
-                    }
-                    // The run is running, so this call was approved (only `resume` turns a paused run
-                    // into a running one): the pass has now reached it.
-                    Some(EntryState::Pending) => {
-                        tx.execute_cached(
-                            "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2",
-                            params![id, seq as i64],
-                        )?;
-                        touch(tx, id, now)?;
-                        let decision = parse_decision(decision);
-                        return Ok(match decision {
-                            Some(Decision { kind: DecisionKind::Edited, args: Some(args), .. }) => {
-                                CallPlan::ExecuteEdited(args)
-                            }
-                            _ => CallPlan::Execute,
-                        });
-                    }
-                    Some(EntryState::Executing) => return Ok(CallPlan::Execute),
-                    // A call the connector answered with an error has an outcome: the program sees it
-                    // again, and nothing runs twice. A re-executed tool runs again, as its policy says.
-                    Some(EntryState::Error) => match error {
-                        Some(_) if old_ephemeral => {
-                            tx.execute_cached(
-                                "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2",
-                                params![id, seq as i64],
-                            )?;
-                            return Ok(CallPlan::Execute);
-                        }
-                        Some(error) => return Ok(CallPlan::ReplayError(error)),
-                        None => return Ok(CallPlan::Pause),
-                    },
-                    Some(EntryState::Reverted) => {} // treated as a fresh call
-                    None => return Ok(CallPlan::Pause),
+                CallStep::Replay => Ok(CallPlan::Replay(existing.result)),
+                CallStep::ReplayError => Ok(CallPlan::ReplayError(existing.error.unwrap_or_default())),
+                CallStep::Execute => Ok(CallPlan::Execute),
+                CallStep::ExecuteAfterError => {
+                    tx.execute_cached(
+                        "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
+                        params![id, seq as i64],
+                    )?;
+                    Ok(CallPlan::Execute)
                 }
-            }
-            // A fresh call.
-            let args_text = args.map(|a| serde_json::to_string(a).unwrap_or_default());
-            if let Some(text) = &args_text {
-                let size = utf16_len(text);
-                if size > MAX_DURABLE_VALUE {
-                    let message = too_large_message(&format!("Arguments to {connector}.{method}"), size);
-                    fail_in(tx, id, &message, now)?;
-                    return Ok(CallPlan::Pause);
+                CallStep::ExecuteApproved { .. } => {
+                    tx.execute_cached(
+                        "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                        params![id, seq as i64],
+                    )?;
+                    touch(tx, id, now)?;
+                    Ok(match edited {
+                        Some(args) => CallPlan::ExecuteEdited(args),
+                        None => CallPlan::Execute,
+                    })
                 }
+                CallStep::Record { pending } => record_call(tx, id, seq, &attempt, ephemeral, pending, now),
             }
-            let state = if requires_approval { "pending" } else { "executing" };
-            tx.execute_cached(
-                "INSERT OR REPLACE INTO cm_log
-                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)",
-                params![id, seq as i64, connector, method, args_text, requires_approval, ephemeral, state],
-            )?;
-            if requires_approval {
-                tx.execute_cached(
-                    "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
-                    params![id, now],
-                )?;
-                return Ok(CallPlan::Pause);
-            }
-            touch(tx, id, now)?;
-            Ok(CallPlan::Execute)
         })
     }
 
@@ -617,10 +558,10 @@ impl Store {
         self.write(|tx| fail_in(tx, id, message, now))
     }
 
-    /// Claims a paused run for approval: the run becomes `running` and its pending call is attributed to
-    /// `actor`, in one transaction (so a later reject, which needs a paused run, finds nothing to reject). The
-    /// call stays `pending` until the pass reaches it: a replay that diverges before it leaves it never run,
-    /// and a rollback then has nothing of it to undo.
+    /// Claims a paused run for approval ([`transitions::resume_step`]): the run becomes `running` and its
+    /// pending call is decided by `actor`, in one transaction (so a later reject, which needs a paused run,
+    /// finds nothing to reject). The call stays `pending` until the pass reaches it: a replay that diverges
+    /// before it leaves it never run, and a rollback then has nothing of it to undo.
     pub fn resume(
         &self,
         id: &str,
@@ -642,11 +583,13 @@ impl Store {
         };
         let decision = serde_json::to_string(&decision).unwrap_or_default();
         self.write(|tx| {
-            let Some(status) = status_of(tx, id)? else {
+            let Some(run) = run_row(tx, id)? else {
                 return Ok(Resume::Missing);
             };
-            if let Some(holder) = live_rollback(tx, id)? {
-                return Ok(Resume::RollingBack(holder.pid));
+            match transitions::resume_step(run.status, run.holders()) {
+                ResumeStep::NotPaused(status) => return Ok(Resume::NotPaused(status)),
+                ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
+                ResumeStep::Claim => {}
             }
             let changed = tx.execute_cached(
                 "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
@@ -655,7 +598,7 @@ impl Store {
                 params![id, now, self.owner.pid, self.owner.started as i64],
             )?;
             if changed == 0 {
-                return Ok(Resume::NotPaused(status));
+                return Ok(Resume::NotPaused(run.status));
             }
             tx.execute_cached(
                 "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = ?4
@@ -666,57 +609,52 @@ impl Store {
         })
     }
 
-    /// Reclaims stale non-terminal runs (reference §6): `paused` → `rejected` ("Expired awaiting approval"),
-    /// `running` → `error`; strictly older than `cutoff`. A run whose pass or rollback a live process holds
-    /// is never touched, however old: only a run its process abandoned is reclaimed. Returns the expired ids.
+    /// Reclaims stale non-terminal runs (reference §6, [`transitions::expiry_step`]): `paused` → `rejected`
+    /// ("Expired awaiting approval"), `running` → `error`; strictly older than `cutoff`. A run whose pass or
+    /// rollback a live process holds is never touched, however old. Returns the expired ids.
     pub fn expire(&self, cutoff: i64, now: i64) -> Result<Vec<String>, StoreError> {
         self.write(|tx| {
-            let stale: Vec<(String, String)> = {
+            let stale: Vec<String> = {
                 let mut statement = tx.prepare_cached(
-                    "SELECT id, status, owner_pid, owner_started, rollback_pid, rollback_started FROM cm_executions
+                    "SELECT id FROM cm_executions
                      WHERE runtime = ?1 AND status IN ('paused', 'running') AND updated_at < ?2
                      ORDER BY created_at, id",
                 )?;
                 statement
-                    .query_map(params![self.runtime, cutoff], |row| {
-                        let status: String = row.get(1)?;
-                        let owner = owner_of(row.get(2)?, row.get(3)?);
-                        let rollback = owner_of(row.get(4)?, row.get(5)?);
-                        let live = (status == "running" && owner.is_some_and(ProcessIdentity::is_alive))
-                            || rollback.is_some_and(ProcessIdentity::is_alive);
-                        Ok((row.get::<_, String>(0)?, status, live))
-                    })?
-                    .filter(|row| !matches!(row, Ok((_, _, true))))
-                    .map(|row| row.map(|(id, status, _)| (id, status)))
+                    .query_map(params![self.runtime, cutoff], |row| row.get(0))?
                     .collect::<rusqlite::Result<_>>()?
             };
+            let decision = Decision {
+                kind: DecisionKind::Expired,
+                by: Actor::Expiry.as_str().to_owned(),
+                at: now,
+                reason: None,
+                rule: None,
+                args: None,
+            };
+            let decision = serde_json::to_string(&decision).unwrap_or_default();
             let mut expired = Vec::new();
-            for (id, status) in stale {
-                let (to, error) = if status == "paused" {
-                    ("rejected", "Expired awaiting approval")
-                } else {
-                    ("error", "Expired while running — the host never completed the pass")
+            for id in stale {
+                let Some(run) = run_row(tx, &id)? else {
+                    continue;
+                };
+                let Some((to, error)) = transitions::expiry_step(run.status, run.holders()) else {
+                    continue;
                 };
                 let changed = tx.execute_cached(
                     "UPDATE cm_executions SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?5",
-                    params![id, to, error, now, status],
+                    params![id, to.as_str(), error, now, run.status.as_str()],
                 )?;
                 if changed == 0 {
                     continue;
                 }
-                let decision = Decision {
-                    kind: DecisionKind::Expired,
-                    by: Actor::Expiry.as_str().to_owned(),
-                    at: now,
-                    reason: None,
-                    rule: None,
-                    args: None,
-                };
-                tx.execute_cached(
-                    "UPDATE cm_log SET state = 'reverted', decided_by = ?2, decided_at = ?3, decision = ?4
-                     WHERE execution_id = ?1 AND state = 'pending'",
-                    params![id, Actor::Expiry.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
-                )?;
+                if run.status == ExecutionStatus::Paused {
+                    tx.execute_cached(
+                        "UPDATE cm_log SET state = 'reverted', decided_by = ?2, decided_at = ?3, decision = ?4
+                         WHERE execution_id = ?1 AND state = 'pending'",
+                        params![id, Actor::Expiry.as_str(), now, decision],
+                    )?;
+                }
                 expired.push(id);
             }
             Ok(expired)
@@ -728,55 +666,46 @@ impl Store {
         self.write(|tx| prune(tx, &self.runtime, keep, None))
     }
 
-    /// Deletes one execution and its log, unless a live process holds its pass or its rollback: the audit
-    /// row of a run that is still acting must not disappear.
+    /// Deletes one execution and its log, unless a live process holds its pass or its rollback
+    /// ([`transitions::delete_step`]): the audit row of a run that is still acting must not disappear.
     pub fn delete(&self, id: &str) -> Result<Deletion, StoreError> {
         self.write(|tx| {
-            let row = tx
-                .query_row_cached(
-                    "SELECT status, owner_pid, owner_started, rollback_pid, rollback_started
-                     FROM cm_executions WHERE id = ?1 AND runtime = ?2",
-                    params![id, self.runtime],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            owner_of(row.get(1)?, row.get(2)?),
-                            owner_of(row.get(3)?, row.get(4)?),
-                        ))
-                    },
-                )
-                .optional()?;
-            let Some((status, owner, rollback)) = row else {
+            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
                 return Ok(Deletion::Missing);
             };
-            let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
-            if status == ExecutionStatus::Running
-                && let Some(owner) = owner.filter(|o| o.is_alive())
-            {
-                return Ok(Deletion::Running(owner.pid));
+            match transitions::delete_step(run.status, run.holders()) {
+                DeleteStep::Running(pid) => Ok(Deletion::Running(pid)),
+                DeleteStep::RollingBack(pid) => Ok(Deletion::RollingBack(pid)),
+                DeleteStep::Delete => {
+                    tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
+                    tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+                    Ok(Deletion::Deleted(run.status))
+                }
             }
-            if let Some(holder) = rollback.filter(|h| h.is_alive()) {
-                return Ok(Deletion::RollingBack(holder.pid));
-            }
-            tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-            tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
-            Ok(Deletion::Deleted(status))
         })
     }
 
-    /// What a rollback compensates, in reverse order: the applied calls (reference §5) and the ones that may
-    /// have been applied before a crash ([`REVERTIBLE`]); steps excluded.
+    /// What a rollback compensates, newest first ([`transitions::revertible`]): the applied calls
+    /// (reference §5) and the ones that may have been applied before a crash; never a step, a call that
+    /// failed, or one never reached.
     pub fn actions_to_revert(&self, id: &str) -> Result<Vec<ToolLogEntry>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(&format!(
-                "SELECT seq FROM cm_log WHERE execution_id = ?1 AND {REVERTIBLE}"
-            ))?;
-            let revertible = statement
-                .query_map(params![id], |row| row.get::<_, i64>(0))?
-                .collect::<rusqlite::Result<std::collections::HashSet<i64>>>()?;
+            let reverted: std::collections::HashSet<u64> = {
+                let mut statement = connection.prepare_cached(
+                    "SELECT seq FROM cm_log WHERE execution_id = ?1 AND reverted_at IS NOT NULL",
+                )?;
+                statement
+                    .query_map(params![id], |row| Ok(row.get::<_, i64>(0)? as u64))?
+                    .collect::<rusqlite::Result<_>>()?
+            };
             let mut log = log_of(connection, id)?;
             log.retain(|entry| {
-                revertible.contains(&(entry.seq as i64)) && entry.connector != crate::STEP_CONNECTOR
+                transitions::revertible(RevertFacts {
+                    state: entry.state,
+                    interrupted: entry.interrupted,
+                    reverted: reverted.contains(&entry.seq),
+                    is_step: entry.connector == crate::STEP_CONNECTOR,
+                })
             });
             log.reverse();
             Ok(log)
@@ -785,15 +714,33 @@ impl Store {
 
     /// Marks one call reverted and, in the same transaction, the run `rolled_back` (reference §5: a
     /// rollback that reverted something): a rollback killed after its last revert but before it finished
-    /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached.
+    /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached. The
+    /// update is conditional on the state read, which [`transitions::revertible`] accepted.
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
+            let facts = tx
+                .query_row_cached(
+                    "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
+                     WHERE execution_id = ?1 AND seq = ?2",
+                    params![id, seq as i64],
+                    |row| {
+                        let state: String = row.get(0)?;
+                        Ok(RevertFacts {
+                            state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+                            interrupted: row.get(1)?,
+                            reverted: row.get(2)?,
+                            is_step: row.get::<_, String>(3)? == crate::STEP_CONNECTOR,
+                        })
+                    },
+                )
+                .optional()?;
+            let Some(facts) = facts.filter(|facts| transitions::revertible(*facts)) else {
+                return touch(tx, id, now);
+            };
             let reverted = tx.execute_cached(
-                &format!(
-                    "UPDATE cm_log SET state = 'reverted', reverted_at = ?3
-                     WHERE execution_id = ?1 AND seq = ?2 AND {REVERTIBLE}"
-                ),
-                params![id, seq as i64, now],
+                "UPDATE cm_log SET state = 'reverted', reverted_at = ?3
+                 WHERE execution_id = ?1 AND seq = ?2 AND state = ?4 AND reverted_at IS NULL",
+                params![id, seq as i64, now, facts.state.as_str()],
             )?;
             if reverted == 1 {
                 tx.execute_cached(
@@ -806,46 +753,26 @@ impl Store {
         })
     }
 
-    /// Claims a run for rollback: refused while a live process runs a pass of it or rolls it back; the claim
-    /// of a process that died mid-rollback is taken over (its reverts are retried: connectors make them
-    /// idempotent).
+    /// Claims a run for rollback ([`transitions::rollback_step`]): refused while a live process runs a pass
+    /// of it or rolls it back; the claim of a process that died mid-rollback is taken over (its reverts are
+    /// retried: connectors make them idempotent).
     pub fn claim_rollback(&self, id: &str, now: i64) -> Result<RollbackClaim, StoreError> {
         self.write(|tx| {
-            let row = tx
-                .query_row_cached(
-                    "SELECT status, owner_pid, owner_started, rollback_pid, rollback_started
-                     FROM cm_executions WHERE id = ?1",
-                    params![id],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            owner_of(row.get(1)?, row.get(2)?),
-                            row.get::<_, Option<u32>>(3)?,
-                            row.get::<_, Option<i64>>(4)?,
-                        ))
-                    },
-                )
-                .optional()?;
-            let Some((status, owner, holder_pid, holder_started)) = row else {
+            let Some(run) = run_row(tx, id)? else {
                 return Ok(RollbackClaim::Missing);
             };
-            if status == "running"
-                && let Some(owner) = owner
-                && owner.is_alive()
-            {
-                return Ok(RollbackClaim::Running(owner.pid));
+            match transitions::rollback_step(run.status, run.holders()) {
+                RollbackStep::Running(pid) => return Ok(RollbackClaim::Running(pid)),
+                RollbackStep::RollingBack(pid) => return Ok(RollbackClaim::RollingBack(pid)),
+                RollbackStep::Claim => {}
             }
-            if let Some(holder) = owner_of(holder_pid, holder_started)
-                && holder.is_alive()
-            {
-                return Ok(RollbackClaim::RollingBack(holder.pid));
-            }
+            let (holder_pid, holder_started) = run.rollback_raw;
             let claimed = tx.execute_cached(
                 "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, updated_at = ?7
                  WHERE id = ?1 AND status = ?2 AND rollback_pid IS ?3 AND rollback_started IS ?4",
                 params![
                     id,
-                    status,
+                    run.status.as_str(),
                     holder_pid,
                     holder_started,
                     self.owner.pid,
@@ -929,38 +856,27 @@ impl Store {
         })
     }
 
-    /// Takes over a run whose owning process died mid-pass (SPEC §3, difference 5): an approved call that was
-    /// executing is paused again, marked interrupted, for a human to decide; otherwise the pass runs again.
+    /// Takes over a run whose owning process died mid-pass ([`transitions::recover_step`]): an approved call
+    /// that was executing is paused again, marked interrupted, for a person to decide; otherwise the pass runs
+    /// again.
     pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {
         self.write(|tx| {
-            let row = tx
-                .query_row_cached(
-                    "SELECT status, owner_pid, owner_started FROM cm_executions WHERE id = ?1",
-                    params![id],
-                    |row| {
-                        Ok((
-                            row.get::<_, String>(0)?,
-                            row.get::<_, Option<u32>>(1)?,
-                            row.get::<_, Option<i64>>(2)?,
-                        ))
-                    },
-                )
-                .optional()?;
-            let Some((status, pid, started)) = row else {
+            let Some(run) = run_row(tx, id)? else {
                 return Ok(Recover::Missing);
             };
-            let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
-            if status != ExecutionStatus::Running {
-                return Ok(Recover::NotInterrupted(status));
-            }
-            if let Some(owner) = owner_of(pid, started)
-                && owner.is_alive()
-            {
-                return Ok(Recover::StillRunning(owner.pid));
-            }
-            if let Some(holder) = live_rollback(tx, id)? {
-                return Ok(Recover::RollingBack(holder.pid));
-            }
+            let in_doubt: bool = tx.query_row_cached(
+                "SELECT EXISTS (SELECT 1 FROM cm_log
+                  WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1)",
+                params![id],
+                |row| row.get(0),
+            )?;
+            let repause = match transitions::recover_step(run.status, run.holders(), in_doubt) {
+                RecoverStep::NotInterrupted(status) => return Ok(Recover::NotInterrupted(status)),
+                RecoverStep::StillRunning(pid) => return Ok(Recover::StillRunning(pid)),
+                RecoverStep::RollingBack(pid) => return Ok(Recover::RollingBack(pid)),
+                RecoverStep::TakeOver { repause } => repause,
+            };
+            let (pid, started) = run.owner_raw;
             let claimed = tx.execute_cached(
                 "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
                  WHERE id = ?1 AND status = 'running' AND owner_pid IS ?2 AND owner_started IS ?3",
@@ -976,19 +892,19 @@ impl Store {
             if claimed == 0 {
                 return Ok(Recover::StillRunning(pid.unwrap_or(0)));
             }
-            let repaused = tx.execute_cached(
+            if !repause {
+                return Ok(Recover::Rerun);
+            }
+            tx.execute_cached(
                 "UPDATE cm_log SET state = 'pending', interrupted = 1
                  WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1",
                 params![id],
             )?;
-            if repaused > 0 {
-                tx.execute_cached(
-                    "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
-                    params![id],
-                )?;
-                return Ok(Recover::Repaused);
-            }
-            Ok(Recover::Rerun)
+            tx.execute_cached(
+                "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
+                params![id],
+            )?;
+            Ok(Recover::Repaused)
         })
     }
 
@@ -1004,23 +920,26 @@ impl Store {
         now: i64,
     ) -> Result<Rejection, StoreError> {
         self.write(|tx| {
-            let Some(status) = status_of(tx, id)? else {
+            let Some(run) = run_row(tx, id)? else {
                 return Ok(Rejection::Missing);
             };
-            if status != ExecutionStatus::Paused {
-                return Ok(Rejection::NotPaused(status));
-            }
-            if let Some(holder) = live_rollback(tx, id)? {
-                return Ok(Rejection::RollingBack(holder.pid));
-            }
-            let entry = tx
+            let call = tx
                 .query_row_cached(
-                    "SELECT connector, method FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                    "SELECT connector, method, state FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
                     params![id, seq as i64],
-                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?)),
+                    |row| {
+                        let state: String = row.get(2)?;
+                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, EntryState::parse(&state)))
+                    },
                 )
                 .optional()?;
-            let Some((connector, method)) = entry else {
+            match transitions::reject_step(run.status, run.holders(), call.as_ref().and_then(|c| c.2)) {
+                RejectStep::NotPaused(status) => return Ok(Rejection::NotPaused(status)),
+                RejectStep::RollingBack(pid) => return Ok(Rejection::RollingBack(pid)),
+                RejectStep::NotPending => return Ok(Rejection::NotPending),
+                RejectStep::Reject => {}
+            }
+            let Some((connector, method, _)) = call else {
                 return Ok(Rejection::NotPending);
             };
             let decision = Decision {
@@ -1323,17 +1242,138 @@ fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntr
     rows.collect()
 }
 
-/// The live process holding a run's rollback claim, if any.
-fn live_rollback(connection: &Connection, id: &str) -> rusqlite::Result<Option<ProcessIdentity>> {
-    let holder = connection
+/// A recorded call, as `decide` compares it.
+struct RecordedRow {
+    connector: String,
+    method: String,
+    args: Option<Value>,
+    result: Option<Value>,
+    ephemeral: bool,
+    state: EntryState,
+    error: Option<String>,
+    decision: Option<Decision>,
+}
+
+fn recorded_call(
+    tx: &Transaction<'_>,
+    id: &str,
+    seq: u64,
+) -> rusqlite::Result<Option<RecordedRow>> {
+    tx.query_row_cached(
+        "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
+         WHERE execution_id = ?1 AND seq = ?2",
+        params![id, seq as i64],
+        |row| {
+            let state: String = row.get(5)?;
+            Ok(RecordedRow {
+                connector: row.get(0)?,
+                method: row.get(1)?,
+                args: parse_json(row.get(2)?),
+                result: parse_json(row.get(3)?),
+                ephemeral: row.get(4)?,
+                state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+                error: row.get(6)?,
+                decision: parse_decision(row.get(7)?),
+            })
+        },
+    )
+    .optional()
+}
+
+/// Records a new call: `pending` (pausing the run) when it needs a person, else `executing`.
+fn record_call(
+    tx: &Transaction<'_>,
+    id: &str,
+    seq: u64,
+    attempt: &Attempt<'_>,
+    ephemeral: bool,
+    pending: bool,
+    now: i64,
+) -> rusqlite::Result<CallPlan> {
+    let (connector, method) = (attempt.connector, attempt.method);
+    let args_text = attempt
+        .args
+        .map(|a| serde_json::to_string(a).unwrap_or_default());
+    if let Some(text) = &args_text {
+        let size = utf16_len(text);
+        if size > MAX_DURABLE_VALUE {
+            let message = too_large_message(&format!("Arguments to {connector}.{method}"), size);
+            fail_in(tx, id, &message, now)?;
+            return Ok(CallPlan::Pause);
+        }
+    }
+    let state = if pending { "pending" } else { "executing" };
+    tx.execute_cached(
+        "INSERT OR REPLACE INTO cm_log
+           (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
+         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)",
+        params![
+            id,
+            seq as i64,
+            connector,
+            method,
+            args_text,
+            attempt.requires_approval,
+            ephemeral,
+            state
+        ],
+    )?;
+    if pending {
+        tx.execute_cached(
+            "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
+            params![id, now],
+        )?;
+        return Ok(CallPlan::Pause);
+    }
+    touch(tx, id, now)?;
+    Ok(CallPlan::Execute)
+}
+
+/// A run's status and who holds it, as the transitions need them.
+struct RunRow {
+    runtime: String,
+    status: ExecutionStatus,
+    owner: Option<ProcessIdentity>,
+    rollback: Option<ProcessIdentity>,
+    /// The stored owner and rollback holder, for updates conditional on them.
+    owner_raw: (Option<u32>, Option<i64>),
+    rollback_raw: (Option<u32>, Option<i64>),
+}
+
+impl RunRow {
+    /// The live processes holding the run: its pass's owner (only while it is running) and a rollback.
+    fn holders(&self) -> Holders {
+        Holders {
+            pass: self
+                .owner
+                .filter(|o| self.status == ExecutionStatus::Running && o.is_alive())
+                .map(|o| o.pid),
+            rollback: self.rollback.filter(|h| h.is_alive()).map(|h| h.pid),
+        }
+    }
+}
+
+fn run_row(connection: &Connection, id: &str) -> rusqlite::Result<Option<RunRow>> {
+    connection
         .query_row_cached(
-            "SELECT rollback_pid, rollback_started FROM cm_executions WHERE id = ?1",
+            "SELECT runtime, status, owner_pid, owner_started, rollback_pid, rollback_started
+             FROM cm_executions WHERE id = ?1",
             params![id],
-            |row| Ok(owner_of(row.get(0)?, row.get(1)?)),
+            |row| {
+                let status: String = row.get(1)?;
+                let owner_raw = (row.get(2)?, row.get(3)?);
+                let rollback_raw = (row.get(4)?, row.get(5)?);
+                Ok(RunRow {
+                    runtime: row.get(0)?,
+                    status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
+                    owner: owner_of(owner_raw.0, owner_raw.1),
+                    rollback: owner_of(rollback_raw.0, rollback_raw.1),
+                    owner_raw,
+                    rollback_raw,
+                })
+            },
         )
-        .optional()?
-        .flatten();
-    Ok(holder.filter(|holder| holder.is_alive()))
+        .optional()
 }
 
 fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<ExecutionStatus>> {
