@@ -213,7 +213,7 @@ async fn expiry_is_recorded_as_an_expired_decision() {
             .expire_paused(Duration::from_secs(24 * 3_600))
             .await
             .unwrap(),
-        [id.clone()]
+        std::slice::from_ref(&id)
     );
     let stored = runtime.execution(&id).unwrap().unwrap();
     let decision = stored.log[1].decision.clone().expect("a decision");
