@@ -11,6 +11,8 @@ export function approvalsView(root, options = {}) {
   let selected = options.id || null;
   let busy = false;
   let message = null;
+  /** Half-typed rejection reasons, by card, so a live re-render does not lose them. */
+  const reasons = new Map();
 
   const count = h("span", "");
   const listBody = h("div.list-body#approvals-list");
@@ -80,6 +82,11 @@ export function approvalsView(root, options = {}) {
     const line = callLine(execution.code, action.connector, action.method, nth);
     const approve = h("button.btn.approve#approve", { onclick: () => decide("approve"), disabled: busy }, "Approve", h("kbd", "a"));
     const reject = h("button.btn.reject#reject", { onclick: () => decide("reject"), disabled: busy }, "Reject", h("kbd", "r"));
+    // The agent reads the reason in the run's error ("… rejected by user: <reason>"); kept across re-renders.
+    const reason = h("input.text.reason#reject-reason", {
+      type: "text", placeholder: "Reason for the agent (optional)", value: reasons.get(keyOf(card)) || "", maxLength: 4000,
+      oninput: (event) => reasons.set(keyOf(card), event.target.value),
+    });
     const applied = earlier.filter((e) => e.state === "applied").length;
     return h("div",
       h("div.detail-head",
@@ -89,7 +96,7 @@ export function approvalsView(root, options = {}) {
             h("span.mono.link", { title: "Copy the run id", onclick: () => copy(action.executionId, "Run id copied") }, action.executionId),
             h("span", `· started ${clock(execution.createdAt)}`),
             execution.source ? h("span", `· from ${execution.source}`) : null)),
-        h("div.actions", reject, approve)),
+        h("div.actions", reason, reject, approve)),
       message ? h("div.inline-error#decision-error", message) : null,
       action.interrupted ? h("div.note", "This call may already have been applied: the process running it died mid-call. Approving runs it again.") : null,
       h("div.section#arguments",
@@ -123,8 +130,10 @@ export function approvalsView(root, options = {}) {
         else if (outcome.status === "paused") toast(`Approved ${connector}.${method} — the run paused again at ${outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`);
         else toast(`Approved ${connector}.${method} — the run completed`);
       } else {
-        await call("reject", { id: executionId, seq });
-        toast(`Rejected ${connector}.${method}`);
+        const reason = (reasons.get(keyOf(card)) || "").trim();
+        await call("reject", { id: executionId, seq, reason: reason || null });
+        reasons.delete(keyOf(card));
+        toast(`Rejected ${connector}.${method}${reason ? " — the agent will read your reason" : ""}`);
       }
     } catch (error) {
       message = error.message;

@@ -3,7 +3,7 @@
 // that apply to the run (roll back, recover, save as snippet, delete).
 
 import { app, call, refresh } from "./app.js";
-import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
+import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
 
 const ROW = 34;
 const PAGE = 200;
@@ -135,7 +135,7 @@ export function executionsView(root, options = {}) {
   }
 
   function renderDetail(e, plan) {
-    const deciders = e.log.filter((l) => l.decidedBy).map((l) => `${l.decidedBy} ${l.state === "error" ? "rejected" : "approved"} #${l.seq}`);
+    const deciders = e.log.filter((l) => l.decision || l.decidedBy).map((l) => `#${l.seq} ${decisionText(l, false)}`);
     const actions = h("div.actions",
       plan.length ? h("button.btn.danger#rollback", { onclick: () => rollback(e, plan) }, "Roll back") : null,
       e.interrupted ? h("button.btn#recover", { onclick: () => recover(e) }, "Recover") : null,
@@ -176,9 +176,13 @@ export function executionsView(root, options = {}) {
       const step = entry.connector === "__step";
       const name = step ? entry.method : `${entry.connector}.${entry.method}`;
       const state = entry.state === "executing" && e.status !== "running" && e.status !== "paused" && !entry.interrupted ? "failed" : entry.state;
-      const right = [entry.decidedBy ? `${entry.state === "error" ? "rejected" : "approved"} by ${entry.decidedBy}${entry.decidedAt ? " at " + clock(entry.decidedAt) : ""}` : null, resultSummary(entry.result), state].filter(Boolean).join(" · ");
+      const decision = entry.decision;
+      const right = [decisionText(entry), resultSummary(entry.result), state].filter(Boolean).join(" · ");
+      const edited = decision && decision.kind === "edited";
       const bodyEl = h("div.entry-body", { hidden: true },
-        h("div", h("h4", "Arguments"), entry.args === undefined ? h("span.dim", "none") : jsonTree(entry.args, 1)),
+        decision && decision.reason ? h("div.note.reason", { style: "grid-column:1/-1" }, h("b", "Reason given: "), decision.reason) : null,
+        h("div", h("h4", edited ? "Arguments the program sent" : "Arguments"), entry.args === undefined ? h("span.dim", "none") : jsonTree(entry.args, 1)),
+        edited ? h("div.edited-args", h("h4", "Arguments that ran (edited)"), decision.args === undefined ? h("span.dim", "none") : jsonTree(decision.args, 1)) : null,
         h("div", h("h4", "Result"), entry.result === undefined ? h("span.dim", entry.ephemeral ? "not recorded (re-executed on replay)" : "none") : jsonTree(entry.result, 1)),
         entry.interrupted ? h("div.note", { style: "grid-column:1/-1" }, "May already have been applied.") : null,
         entry.divergence ? divergence(entry) : null);

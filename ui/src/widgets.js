@@ -97,6 +97,19 @@ export function statusBadge(status) {
   return h(`span.status.${status}`, status.replace("_", " "));
 }
 
+const DECIDED = { approved: "approved", edited: "approved with edits", rejected: "rejected", allowed: "allowed", denied: "denied", expired: "expired" };
+
+/**
+ * What was decided about a call, as a person reads it: "rejected by console at 14:02". A rejected call and a
+ * rolled-back call are both `reverted`; only the decision tells them apart (docs/design.md, "Decisions").
+ */
+export function decisionText(entry, withTime = true) {
+  const d = entry.decision;
+  if (!d) return entry.decidedBy ? `decided by ${entry.decidedBy}` : null;
+  const by = d.rule ? `rule ${d.rule}` : d.by;
+  return `${DECIDED[d.kind] || d.kind} by ${by}${withTime && d.at ? " at " + clock(d.at) : ""}`;
+}
+
 /** The dot for a call's state; steps are hollow. */
 export function stateDot(entry) {
   if (entry.connector === "__step") return h("span.dot.step", { title: "step" });
