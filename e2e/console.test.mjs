@@ -154,17 +154,42 @@ await test("playground → paused card with connector.method and arguments → a
   await shot("executions-completed");
 });
 
-await test("reject ends the run as rejected", async () => {
+await test("reject with a reason ends the run as rejected, and Executions says who rejected it and why", async () => {
   await playground(WRITE("rejected.txt", "no"));
   await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
   await nav("approvals");
   await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
-  await browser.keys("r");
+  await (await $("#reject-reason")).setValue("write under drafts/ instead");
+  await click("#reject");
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "the queue empties after reject");
   assert(!existsSync(join(HOME, "workspace", "rejected.txt")), "nothing was written");
   await nav("executions");
   await click('#status-chips [data-status="rejected"]');
   await waitText("#executions-list", (t) => t.includes("rejected"), "listed as rejected");
+  await click("#executions-list .row");
+  await waitText("#execution-error", (t) => t.includes("Action files.write_file rejected by user: write under drafts/ instead"), "the error the agent reads");
+  await waitText("#timeline", (t) => t.includes("rejected by console") && !t.includes("approved by"), "the timeline says rejected, not approved");
+  await click('#timeline .entry[data-seq="1"] .entry-head');
+  await waitText("#timeline", (t) => t.includes("Reason given: write under drafts/ instead"), "the reason");
+  await shot("executions-rejected");
+});
+
+await test("an approval edited from the command line shows both argument sets", async () => {
+  await playground(WRITE("draft.txt", "first"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  const [pending] = cli("pending");
+  const edited = JSON.stringify({ path: "edited.txt", content: "second" });
+  const outcome = cli("approve", pending.executionId, "--args", edited);
+  assert(outcome.status === "completed", JSON.stringify(outcome));
+  assert(readFileSync(join(HOME, "workspace", "edited.txt"), "utf8") === "second", "the edited call ran");
+  assert(!existsSync(join(HOME, "workspace", "draft.txt")), "the original did not");
+  await nav("executions");
+  await click('#status-chips [data-status="completed"]');
+  await browser.execute((id) => { const row = [...document.querySelectorAll("#executions-list .row")].find((r) => r.innerText.includes(id.slice(-4))); if (row) row.click(); }, pending.executionId);
+  await waitText("#timeline", (t) => t.includes("approved with edits by cli"), "the edited decision");
+  await click('#timeline .entry[data-seq="1"] .entry-head');
+  const timeline = await waitText("#timeline", (t) => t.includes("Arguments that ran (edited)"), "both argument sets");
+  assert(timeline.includes("draft.txt") && timeline.includes("edited.txt"), timeline);
 });
 
 await test("roll back of a files write restores the file", async () => {
