@@ -5,6 +5,7 @@ mod render;
 
 use clap::{Parser, Subcommand};
 use codemode::{Actor, ExecutionStatus, Outcome, SaveSnippet};
+use codemode_api::{Api, ApiError};
 use codemode_cli::mcp_server;
 use connectors::config::parse_age_text;
 use connectors::{Home, HomeOptions};
@@ -119,6 +120,15 @@ impl Report {
             ok,
         }
     }
+
+    /// A failed operation: `{"error": message, "code": code}` with `--json`, the message on stderr otherwise.
+    fn failed(error: &ApiError) -> Self {
+        Report {
+            json: json!({ "error": error.message, "code": error.code }),
+            text: format!("error: {}", error.message),
+            ok: false,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -131,14 +141,9 @@ fn main() -> ExitCode {
         }
     };
     let json = cli.json;
-    let outcome = runtime.block_on(dispatch(cli));
-    let report = match outcome {
+    let report = match runtime.block_on(dispatch(cli)) {
         Ok(report) => report,
-        Err(message) => Report {
-            json: json!({ "error": message }),
-            text: format!("error: {message}"),
-            ok: false,
-        },
+        Err(error) => Report::failed(&error),
     };
     if report.text.is_empty() && report.json.is_null() {
         // `codemode mcp`: stdout carried the protocol and nothing else.
@@ -159,7 +164,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<Report, String> {
+async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     let dir = connectors::home::resolve_dir(cli.home.as_deref());
     let keep_warm = matches!(cli.command, Command::Mcp);
     let home = Home::open(
@@ -169,108 +174,72 @@ async fn dispatch(cli: Cli) -> Result<Report, String> {
             ..HomeOptions::default()
         },
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     if let Command::Mcp = cli.command {
-        mcp_server::serve(home).await?;
+        mcp_server::serve(home).await.map_err(ApiError::internal)?;
         return Ok(Report {
             json: Value::Null,
             text: String::new(),
             ok: true,
         });
     }
-    let report = command(&home, cli.command).await;
-    home.connectors.shutdown().await;
+    let api = Api::new(home);
+    let report = command(&api, cli.command).await;
+    api.shutdown().await;
     report
 }
 
-async fn command(home: &Home, command: Command) -> Result<Report, String> {
-    let runtime = &home.runtime;
-    let error = |e: codemode::RuntimeError| e.to_string();
+/// Each subcommand: parse what the API cannot (files, statuses, durations), call it, render the result.
+async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
     Ok(match command {
         Command::Run { file } => {
-            home.usable()?;
             let code = if file == "-" {
                 let mut code = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut code)
-                    .map_err(|e| format!("cannot read the program from stdin: {e}"))?;
+                std::io::stdin().read_to_string(&mut code).map_err(|e| {
+                    ApiError::invalid_args(format!("cannot read the program from stdin: {e}"))
+                })?;
                 code
             } else {
-                std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?
+                std::fs::read_to_string(&file)
+                    .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?
             };
-            outcome_report(
-                runtime
-                    .execute_from(&code, Some("cli"))
-                    .await
-                    .map_err(error)?,
-            )
+            outcome_report(api.run(&code, "cli").await?)
         }
-        Command::Approve { id } => {
-            home.usable()?;
-            outcome_report(runtime.approve(&id, Actor::Cli).await.map_err(error)?)
-        }
-        Command::Recover { id } => {
-            home.usable()?;
-            outcome_report(runtime.recover(&id).await.map_err(error)?)
-        }
+        Command::Approve { id } => outcome_report(api.approve(&id, Actor::Cli).await?),
+        Command::Recover { id } => outcome_report(api.recover(&id).await?),
         Command::Reject { id, seq } => {
-            known(home, &id)?;
-            let rejected = runtime.reject(&id, seq, Actor::Cli).await.map_err(error)?;
-            let text = if rejected {
-                format!("rejected {id} call {seq}")
-            } else {
-                format!("{id} has no pending call {seq}: nothing rejected")
-            };
+            api.reject(&id, seq, Actor::Cli).await?;
             Report::new(
-                &json!({ "executionId": id, "seq": seq, "rejected": rejected }),
-                text,
-                rejected,
+                &json!({ "executionId": id, "seq": seq, "rejected": true }),
+                format!("rejected {id} call {seq}"),
+                true,
             )
         }
         Command::Rollback { id } => {
-            home.usable()?;
-            known(home, &id)?;
-            let report = runtime.rollback(&id).await.map_err(error)?;
+            let report = api.rollback(&id).await?;
             let ok = report.failed.is_empty();
             Report::new(&report, render::rollback(&report), ok)
         }
         Command::Pending { id } => {
-            let pending = runtime.pending(id.as_deref()).map_err(error)?;
+            let pending = api.pending(id.as_deref())?;
             Report::new(&pending, render::pending(&pending), true)
         }
         Command::Executions { limit, status } => {
-            let status = match status {
-                Some(s) => Some(parse_status(&s)?),
-                None => None,
-            };
-            let mut executions: Vec<_> = runtime
-                .executions(None)
-                .map_err(error)?
-                .into_iter()
-                .filter(|e| status.is_none_or(|s| e.status == s))
-                .collect();
-            if let Some(limit) = limit {
-                executions.truncate(limit);
-            }
+            let status = status.as_deref().map(parse_status).transpose()?;
+            let executions = api.executions_with_logs(status, limit)?;
             Report::new(&executions, render::executions(&executions), true)
         }
         Command::Show { id } => {
-            let execution = known(home, &id)?;
+            let execution = api.execution(&id)?;
             Report::new(&execution, render::execution(&execution), true)
         }
         Command::Delete { id } => {
-            let deleted = runtime.delete_execution(&id).await.map_err(error)?;
-            let text = if deleted {
-                format!("deleted {id}")
-            } else {
-                format!("no execution \"{id}\"")
-            };
-            Report::new(&json!({ "deleted": deleted }), text, deleted)
+            api.delete(&id).await?;
+            Report::new(&json!({ "deleted": true }), format!("deleted {id}"), true)
         }
         Command::Prune { keep } => {
-            let keep = keep.unwrap_or(home.settings.max_executions);
-            let deleted = runtime.prune_executions(keep).await.map_err(error)?;
+            let deleted = api.prune(keep).await?;
+            let keep = keep.unwrap_or(api.settings().max_executions);
             Report::new(
                 &json!({ "deleted": deleted }),
                 format!("deleted {deleted} execution(s), kept the newest {keep}"),
@@ -278,13 +247,15 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             )
         }
         Command::Expire { max_age } => {
-            let age = match max_age {
-                None => home.settings.paused_ttl,
-                Some(text) => parse_age_text(&text).ok_or_else(|| {
-                    format!("--max-age \"{text}\" is not a duration such as 0s, 90m, 24h or 7d")
-                })?,
+            let max_age = match max_age {
+                None => None,
+                Some(text) => Some(parse_age_text(&text).ok_or_else(|| {
+                    ApiError::invalid_args(format!(
+                        "--max-age \"{text}\" is not a duration such as 0s, 90m, 24h or 7d"
+                    ))
+                })?),
             };
-            let expired = runtime.expire_paused(age).await.map_err(error)?;
+            let expired = api.expire(max_age).await?;
             let text = if expired.is_empty() {
                 "no paused execution is that old".to_owned()
             } else {
@@ -293,7 +264,7 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             Report::new(&json!({ "expired": expired }), text, true)
         }
         Command::Snippets => {
-            let snippets = runtime.snippets().map_err(error)?;
+            let snippets = api.snippets()?;
             Report::new(&snippets, render::snippets(&snippets), true)
         }
         Command::Snippet(SnippetCommand::Save {
@@ -301,63 +272,48 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             from,
             description,
         }) => {
-            known(home, &from)?;
-            let snippet = runtime
-                .save_snippet(
-                    &name,
-                    SaveSnippet {
-                        execution_id: from,
-                        description,
-                        input_schema: None,
-                    },
-                )
-                .map_err(error)?;
+            let snippet = api.save_snippet(
+                &name,
+                SaveSnippet {
+                    execution_id: from,
+                    description,
+                    input_schema: None,
+                },
+            )?;
             let text = format!("saved snippet \"{}\"", snippet.name);
             Report::new(&snippet, text, true)
         }
         Command::Snippet(SnippetCommand::Delete { name }) => {
-            let deleted = runtime.delete_snippet(&name).map_err(error)?;
-            let text = if deleted {
-                format!("deleted snippet \"{name}\"")
-            } else {
-                format!("no snippet \"{name}\"")
-            };
-            Report::new(&json!({ "deleted": deleted }), text, deleted)
+            api.delete_snippet(&name)?;
+            Report::new(
+                &json!({ "deleted": true }),
+                format!("deleted snippet \"{name}\""),
+                true,
+            )
         }
         Command::Search { query } => {
-            home.usable()?;
-            let found = runtime.search(&query).await.map_err(error)?;
+            let found = api.search(&query).await?;
             Report::new(&found, render::search(&found), true)
         }
         Command::Describe { target } => {
-            home.usable()?;
-            let described = runtime.describe(&target).await.map_err(error)?;
+            let described = api.describe(&target).await?;
             let text = serde_json::to_string_pretty(&described).unwrap_or_default();
             Report::new(&described, text, true)
         }
         Command::Connectors => {
-            home.usable()?;
-            let listing = render::connector_listing(home).await;
-            let text = render::connectors(&listing);
+            let listing = api.connectors().await;
+            let text = render::connectors(&listing, api.config_error());
             Report::new(&listing, text, true)
         }
         Command::Mcp => unreachable!("served by dispatch"),
     })
 }
 
-/// The execution, or the error every command gives for an unknown id.
-fn known(home: &Home, id: &str) -> Result<codemode::ExecutionState, String> {
-    home.runtime
-        .execution(id)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("No execution \"{id}\""))
-}
-
-fn parse_status(text: &str) -> Result<ExecutionStatus, String> {
-    serde_json::from_value(Value::String(text.to_owned())).map_err(|_| {
-        format!(
+fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {
+    ExecutionStatus::parse(text).ok_or_else(|| {
+        ApiError::invalid_args(format!(
             "unknown status \"{text}\" (running, paused, completed, error, rejected, rolled_back)"
-        )
+        ))
     })
 }
 
