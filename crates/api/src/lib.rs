@@ -159,8 +159,13 @@ impl Api {
     }
 
     /// One round of the expiry sweep long-lived hosts (the app, `codemode mcp`) run every
-    /// [`Api::sweep_interval`]: paused runs past the configured TTL are rejected. Returns their ids.
+    /// [`Api::sweep_interval`]: paused runs past the configured TTL are rejected. Returns their ids. While
+    /// `connectors.json` is broken the round expires nothing (the gate would refuse) and is not an error:
+    /// hosts already report the broken file, and would otherwise log the same refusal every round.
     pub async fn sweep(&self) -> Result<Vec<String>, ApiError> {
+        if self.usable().is_err() {
+            return Ok(Vec::new());
+        }
         self.expire(None).await
     }
 

@@ -220,10 +220,6 @@ pub async fn serve(home: Home) -> Result<(), String> {
     let sweeper = {
         let api = api.clone();
         tokio::spawn(async move {
-            // Nothing can be expired while the config is broken (the gate); no need to say so every round.
-            if api.usable().is_err() {
-                return;
-            }
             let mut ticks = tokio::time::interval(api.sweep_interval());
             loop {
                 ticks.tick().await;
