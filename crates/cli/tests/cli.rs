@@ -392,21 +392,13 @@ fn snippets_search_describe_and_connectors() {
     assert_eq!(listing[0]["name"], "files");
     assert_eq!(listing[0]["kind"], "files");
     assert_eq!(listing[0]["status"], "ready");
-    let write = listing[0]["methods"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == "write_file")
-        .unwrap()
-        .clone();
-    assert_eq!(
-        (
-            &write["requiresApproval"],
-            &write["replay"],
-            &write["revertible"],
-            &write["hidden"]
-        ),
-        (&json!(true), &json!("log"), &json!(true), &json!(false))
+    // The shape itself is codemode-api's (its tests check every field); the CLI prints it as it is.
+    assert!(
+        listing[0]["methods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["name"] == "write_file" && m["requiresApproval"] == true)
     );
     let human = codemode(&home, &["connectors"]);
     assert!(human.stdout.contains("write_file [approval, revert]"));
