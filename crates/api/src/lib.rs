@@ -47,11 +47,6 @@ impl Api {
         Api { home }
     }
 
-    /// The opened data directory: the runtime, the connectors, the configuration.
-    pub fn home(&self) -> &Home {
-        &self.home
-    }
-
     pub fn dir(&self) -> &Path {
         &self.home.dir
     }
@@ -183,7 +178,8 @@ impl Api {
             if WaitOutcome::settled(&execution) || tokio::time::Instant::now() >= deadline {
                 return Ok(WaitOutcome::of(&self.home.runtime, execution));
             }
-            tokio::time::sleep(WAIT_POLL.min(deadline - tokio::time::Instant::now())).await;
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            tokio::time::sleep(WAIT_POLL.min(left)).await;
         }
     }
 
