@@ -9,7 +9,8 @@ const src = join(here, "src");
 const dist = join(here, "dist");
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
-cpSync(src, dist, { recursive: true });
+// The TypeScript declarations are for editors and the JSDoc types, not for the webview.
+cpSync(src, dist, { recursive: true, filter: (path) => !path.startsWith(join(src, "types")) });
 const manifest = JSON.parse(readFileSync(join(here, "..", "src-tauri", "tauri.conf.json"), "utf8"));
 const index = join(dist, "index.html");
 writeFileSync(index, readFileSync(index, "utf8").replaceAll("%VERSION%", manifest.version));

@@ -122,7 +122,7 @@ fn approve_once(dir: &Path, id: &str) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
         let outcome = home
             .runtime
-            .approve(id, Actor::Cli)
+            .approve(id, Actor::Cli, None)
             .await
             .map_err(|e| e.to_string())?;
         let status = serde_json::to_value(&outcome).map_err(|e| e.to_string())?["status"].clone();
@@ -425,7 +425,7 @@ impl Bench {
                     .to_owned();
                 let (done, in_process) = timed(|| {
                     self.tokio
-                        .block_on(self.app.runtime.approve(&id, Actor::Console))
+                        .block_on(self.app.runtime.approve(&id, Actor::Console, None))
                         .map_err(|e| e.to_string())
                 })?;
                 let done = serde_json::to_value(&done).map_err(|e| e.to_string())?;

@@ -1,21 +1,17 @@
-//! The window's commands: each a few lines over the runtime. Decisions made here are recorded as `console`.
+//! The window's commands: each parses its arguments, calls `codemode_api` and returns what it answers; failures
+//! reach the UI as `{code, message}`. Decisions made here are recorded as `console`.
 
-use crate::console::{CommandError, CommandResult, Console, Preferences};
+use crate::console::{CommandResult, Console, Preferences};
 use codemode::{
-    Actor, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, PendingAction, RollbackReport,
-    SaveSnippet, Snippet, ToolLogEntry,
+    Actor, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, SaveSnippet,
+    Snippet, ToolLogEntry,
 };
-use connectors::config::{self, ConnectorKind, RuntimeSettings};
-use connectors::mcp::ServerState;
-use serde::{Deserialize, Serialize};
+use codemode_api::{ApprovalCard, ConnectorInfo, RuntimeForm};
+use connectors::config::{self, RuntimeSettings};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use std::time::Duration;
 use tauri::{AppHandle, State};
-
-fn not_found(id: &str) -> CommandError {
-    CommandError::new("not_found", format!("No execution \"{id}\""))
-}
 
 /// Everything the frame shows: counts for the sidebar, the data directory, and what is wrong, if anything.
 #[derive(Serialize)]
@@ -42,9 +38,9 @@ pub async fn overview(console: State<'_, Console>) -> CommandResult<Overview> {
         mcp_config: mcp_config(&codemode_path, &console.dir),
         codemode_path,
     };
-    if let Ok(home) = console.home().await {
-        overview.config_error = home.config_error.clone();
-        for (status, count) in home.runtime.status_counts()? {
+    if let Ok(api) = console.api().await {
+        overview.config_error = api.config_error().map(str::to_owned);
+        for (status, count) in api.status_counts()? {
             overview.counts.insert(status.as_str(), count);
         }
     }
@@ -74,37 +70,14 @@ fn mcp_config(binary: &str, dir: &std::path::Path) -> String {
     serde_json::to_string_pretty(&config).unwrap_or_default()
 }
 
-/// One card of the approval queue: the pending call and the run it belongs to.
-#[derive(Serialize)]
-pub struct PendingCard {
-    action: PendingAction,
-    execution: ExecutionState,
-    /// When the run will be expired (epoch ms), given the configured paused TTL.
-    #[serde(rename = "expiresAt")]
-    expires_at: i64,
-}
-
 #[tauri::command]
-pub async fn pending(console: State<'_, Console>) -> CommandResult<Vec<PendingCard>> {
-    let home = console.home().await?;
-    let ttl = home.settings.paused_ttl.as_millis() as i64;
-    let mut cards = Vec::new();
-    for action in home.runtime.pending(None)? {
-        if let Some(execution) = home.runtime.execution(&action.execution_id)? {
-            cards.push(PendingCard {
-                expires_at: execution.updated_at + ttl,
-                action,
-                execution,
-            });
-        }
-    }
-    Ok(cards)
+pub async fn pending(console: State<'_, Console>) -> CommandResult<Vec<ApprovalCard>> {
+    console.api().await?.approval_cards()
 }
 
 #[tauri::command]
 pub async fn execution(console: State<'_, Console>, id: String) -> CommandResult<ExecutionState> {
-    let home = console.home().await?;
-    home.runtime.execution(&id)?.ok_or_else(|| not_found(&id))
+    console.api().await?.execution(&id)
 }
 
 #[tauri::command]
@@ -112,34 +85,34 @@ pub async fn list_executions(
     console: State<'_, Console>,
     query: ExecutionQuery,
 ) -> CommandResult<ExecutionPage> {
-    Ok(console.home().await?.runtime.list_executions(&query)?)
+    console.api().await?.executions(&query)
 }
 
 #[tauri::command]
-pub async fn approve(console: State<'_, Console>, id: String) -> CommandResult<Outcome> {
-    let home = console.home().await?;
-    home.usable().map_err(|m| CommandError::new("config", m))?;
-    Ok(home.runtime.approve(&id, Actor::Console).await?)
+pub async fn approve(
+    console: State<'_, Console>,
+    id: String,
+    args: Option<serde_json::Value>,
+) -> CommandResult<Outcome> {
+    console
+        .api()
+        .await?
+        .approve(&id, Actor::Console, args)
+        .await
 }
 
 #[tauri::command]
-pub async fn reject(console: State<'_, Console>, id: String, seq: u64) -> CommandResult<bool> {
-    let home = console.home().await?;
-    let rejected = home.runtime.reject(&id, seq, Actor::Console).await?;
-    if !rejected {
-        let status = home.runtime.execution(&id)?.map(|e| e.status);
-        return Err(CommandError::new(
-            "stale",
-            match status {
-                None => format!("No execution \"{id}\""),
-                Some(status) => format!(
-                    "Execution {id} is {} — nothing was rejected",
-                    status.as_str()
-                ),
-            },
-        ));
-    }
-    Ok(true)
+pub async fn reject(
+    console: State<'_, Console>,
+    id: String,
+    seq: u64,
+    reason: Option<String>,
+) -> CommandResult<()> {
+    console
+        .api()
+        .await?
+        .reject(&id, seq, Actor::Console, reason.as_deref())
+        .await
 }
 
 #[tauri::command]
@@ -147,39 +120,33 @@ pub async fn rollback_preview(
     console: State<'_, Console>,
     id: String,
 ) -> CommandResult<Vec<ToolLogEntry>> {
-    Ok(console.home().await?.runtime.rollback_plan(&id).await?)
+    console.api().await?.rollback_plan(&id).await
 }
 
 #[tauri::command]
 pub async fn rollback(console: State<'_, Console>, id: String) -> CommandResult<RollbackReport> {
-    let home = console.home().await?;
-    home.runtime.execution(&id)?.ok_or_else(|| not_found(&id))?;
-    Ok(home.runtime.rollback(&id).await?)
+    console.api().await?.rollback(&id).await
 }
 
 #[tauri::command]
 pub async fn recover(console: State<'_, Console>, id: String) -> CommandResult<Outcome> {
-    let home = console.home().await?;
-    home.usable().map_err(|m| CommandError::new("config", m))?;
-    Ok(home.runtime.recover(&id).await?)
+    console.api().await?.recover(&id).await
 }
 
 #[tauri::command]
-pub async fn delete_execution(console: State<'_, Console>, id: String) -> CommandResult<bool> {
-    Ok(console.home().await?.runtime.delete_execution(&id).await?)
+pub async fn delete_execution(console: State<'_, Console>, id: String) -> CommandResult<()> {
+    console.api().await?.delete(&id).await
 }
 
 /// The Playground: the same path an agent's program takes.
 #[tauri::command]
 pub async fn run_program(console: State<'_, Console>, code: String) -> CommandResult<Outcome> {
-    let home = console.home().await?;
-    home.usable().map_err(|m| CommandError::new("config", m))?;
-    Ok(home.runtime.execute_from(&code, Some("Playground")).await?)
+    console.api().await?.run(&code, "Playground").await
 }
 
 #[tauri::command]
 pub async fn snippets(console: State<'_, Console>) -> CommandResult<Vec<Snippet>> {
-    Ok(console.home().await?.runtime.snippets()?)
+    console.api().await?.snippets()
 }
 
 #[tauri::command]
@@ -189,130 +156,23 @@ pub async fn save_snippet(
     execution_id: String,
     description: Option<String>,
 ) -> CommandResult<Snippet> {
-    let home = console.home().await?;
-    home.runtime
-        .execution(&execution_id)?
-        .ok_or_else(|| not_found(&execution_id))?;
-    Ok(home.runtime.save_snippet(
-        &name,
-        SaveSnippet {
-            execution_id,
-            description: description.filter(|d| !d.trim().is_empty()),
-            input_schema: None,
-        },
-    )?)
+    let save = SaveSnippet {
+        execution_id,
+        description,
+        input_schema: None,
+    };
+    console.api().await?.save_snippet(&name, save)
 }
 
 #[tauri::command]
-pub async fn delete_snippet(console: State<'_, Console>, name: String) -> CommandResult<bool> {
-    Ok(console.home().await?.runtime.delete_snippet(&name)?)
-}
-
-/// A connector card: its kind, where it runs (secrets masked), whether it is up, and its methods.
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ConnectorCard {
-    name: String,
-    kind: &'static str,
-    endpoint: String,
-    status: &'static str,
-    error: Option<String>,
-    hint: Option<String>,
-    methods: Vec<MethodRow>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MethodRow {
-    name: String,
-    description: Option<String>,
-    requires_approval: bool,
-    reexecute: bool,
-    revertible: bool,
-    hidden: bool,
+pub async fn delete_snippet(console: State<'_, Console>, name: String) -> CommandResult<()> {
+    console.api().await?.delete_snippet(&name)
 }
 
 /// Lists every connector with its methods; MCP servers that have not started yet are started to list theirs.
 #[tauri::command]
-pub async fn connectors(console: State<'_, Console>) -> CommandResult<Vec<ConnectorCard>> {
-    let home = console.home().await?;
-    let listing = home.runtime.connectors().await;
-    let entries = home
-        .config
-        .as_ref()
-        .map(|c| c.connectors.clone())
-        .unwrap_or_default();
-    let cards = listing
-        .into_iter()
-        .map(|c| {
-            let entry = entries.iter().find(|e| e.name == c.name);
-            let server = home.connectors.servers.iter().find(|s| {
-                use codemode::Connector;
-                s.name() == c.name
-            });
-            let (status, server_error) = match (server.map(|s| s.state()), &c.error) {
-                (_, Some(_)) => ("error", None),
-                (Some(ServerState::Failed { error }), None) => ("error", Some(error)),
-                (Some(ServerState::NotStarted), None) => ("stopped", None),
-                _ => ("ready", None),
-            };
-            ConnectorCard {
-                kind: home.kind_of(&c.name),
-                endpoint: entry.map(|e| endpoint(&e.kind)).unwrap_or_default(),
-                status,
-                error: c.error.or(server_error),
-                hint: entry.and_then(|e| e.hint.clone()),
-                methods: c
-                    .methods
-                    .into_iter()
-                    .map(|m| MethodRow {
-                        reexecute: m.replay == codemode::Replay::Reexecute,
-                        name: m.name,
-                        description: m.description,
-                        requires_approval: m.requires_approval,
-                        revertible: m.revertible,
-                        hidden: m.hidden,
-                    })
-                    .collect(),
-                name: c.name,
-            }
-        })
-        .collect();
-    Ok(cards)
-}
-
-/// Where a connector runs, with the values of `env` and `headers` masked.
-fn endpoint(kind: &ConnectorKind) -> String {
-    match kind {
-        ConnectorKind::Files { root } => root.display().to_string(),
-        ConnectorKind::Stdio {
-            command, args, env, ..
-        } => {
-            let mut text: Vec<String> = env.keys().map(|k| format!("{k}=•••")).collect();
-            text.push(command.clone());
-            text.extend(args.iter().cloned());
-            text.join(" ")
-        }
-        ConnectorKind::Http { url, headers } => {
-            let mut text = url.clone();
-            for name in headers.keys() {
-                text.push_str(&format!("  {name}: •••"));
-            }
-            text
-        }
-    }
-}
-
-/// Runtime settings as `connectors.json` spells them.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RuntimeForm {
-    name: String,
-    max_executions: usize,
-    timeout_ms: u64,
-    memory_limit_mb: u64,
-    paused_ttl: String,
-    expiry_sweep_minutes: u64,
+pub async fn connectors(console: State<'_, Console>) -> CommandResult<Vec<ConnectorInfo>> {
+    Ok(console.api().await?.connectors().await)
 }
 
 #[derive(Serialize)]
@@ -326,19 +186,12 @@ pub struct SettingsView {
 
 #[tauri::command]
 pub async fn settings(app: AppHandle, console: State<'_, Console>) -> CommandResult<SettingsView> {
-    let settings = match console.home().await {
-        Ok(home) => home.settings.clone(),
-        Err(_) => RuntimeSettings::default(),
+    let runtime = match console.api().await {
+        Ok(api) => api.runtime_settings(),
+        Err(_) => RuntimeForm::from(&RuntimeSettings::default()),
     };
     Ok(SettingsView {
-        runtime: RuntimeForm {
-            name: settings.name,
-            max_executions: settings.max_executions,
-            timeout_ms: settings.timeout.as_millis() as u64,
-            memory_limit_mb: settings.memory_limit_mb,
-            paused_ttl: config::format_age(settings.paused_ttl),
-            expiry_sweep_minutes: settings.expiry_sweep.as_secs() / 60,
-        },
+        runtime,
         preferences: console.preferences(&app),
         data_dir: console.dir.display().to_string(),
         config_path: console.dir.join(config::FILE_NAME).display().to_string(),
@@ -353,25 +206,7 @@ pub async fn save_runtime_settings(
     console: State<'_, Console>,
     runtime: RuntimeForm,
 ) -> CommandResult<SettingsView> {
-    let paused_ttl = config::parse_age_text(&runtime.paused_ttl).ok_or_else(|| {
-        CommandError::new(
-            "invalid",
-            format!(
-                "pausedTtl \"{}\" is not a duration such as 0s, 90m, 24h or 7d",
-                runtime.paused_ttl
-            ),
-        )
-    })?;
-    let chosen = RuntimeSettings {
-        name: runtime.name,
-        max_executions: runtime.max_executions,
-        timeout: Duration::from_millis(runtime.timeout_ms),
-        memory_limit_mb: runtime.memory_limit_mb,
-        paused_ttl,
-        expiry_sweep: Duration::from_secs(runtime.expiry_sweep_minutes.saturating_mul(60)),
-    };
-    config::save_runtime_settings(&console.dir, &chosen)
-        .map_err(|e| CommandError::new("invalid", e.to_string()))?;
+    console.api().await?.save_runtime_settings(&runtime)?;
     console.reopen().await;
     settings(app, console).await
 }
@@ -384,32 +219,4 @@ pub async fn save_preferences(
 ) -> CommandResult<Preferences> {
     console.save_preferences(&app, &preferences)?;
     Ok(console.preferences(&app))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::endpoint;
-    use connectors::config::ConnectorKind;
-
-    #[test]
-    fn the_connectors_view_shows_env_and_header_names_never_their_values() {
-        let stdio = ConnectorKind::Stdio {
-            command: "npx".into(),
-            args: vec!["-y".into(), "@modelcontextprotocol/server-github".into()],
-            env: [("GITHUB_TOKEN".to_owned(), "ghp_secret123".to_owned())].into(),
-            cwd: None,
-        };
-        assert_eq!(
-            endpoint(&stdio),
-            "GITHUB_TOKEN=••• npx -y @modelcontextprotocol/server-github"
-        );
-        let http = ConnectorKind::Http {
-            url: "http://127.0.0.1:8931/mcp".into(),
-            headers: [("Authorization".to_owned(), "Bearer secret456".to_owned())].into(),
-        };
-        assert_eq!(
-            endpoint(&http),
-            "http://127.0.0.1:8931/mcp  Authorization: •••"
-        );
-    }
 }

@@ -1,7 +1,8 @@
 //! The app's state: the data directory opened as every host opens it, what keeps the window usable when it
 //! cannot be opened, and the UI preferences kept with tauri-plugin-store in the data directory.
 
-use connectors::{Home, HomeOptions};
+use codemode_api::{Api, ApiError};
+use connectors::HomeOptions;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -9,38 +10,8 @@ use std::sync::Arc;
 use tauri::{AppHandle, Runtime};
 use tauri_plugin_store::StoreExt;
 
-/// What the UI is told when something fails: a stable code and the runtime's own message.
-#[derive(Debug, Clone, Serialize)]
-pub struct CommandError {
-    pub code: &'static str,
-    pub message: String,
-}
-
-impl CommandError {
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
-        CommandError {
-            code,
-            message: message.into(),
-        }
-    }
-}
-
-impl From<codemode::RuntimeError> for CommandError {
-    fn from(error: codemode::RuntimeError) -> Self {
-        use codemode::RuntimeError as E;
-        let code = match &error {
-            E::Store(_) => "store",
-            E::Configuration(_) => "config",
-            E::Executor(_) => "sandbox",
-            E::NotFound(_) => "not_found",
-            E::Interrupted(_) => "interrupted",
-            E::Busy(_) => "busy",
-        };
-        CommandError::new(code, error.to_string())
-    }
-}
-
-pub type CommandResult<T> = Result<T, CommandError>;
+/// What a command answers: the UI gets failures as `{code, message}` ([`ApiError`]).
+pub type CommandResult<T> = Result<T, ApiError>;
 
 /// UI preferences (not shared with the CLI): kept in `<data dir>/settings.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -63,7 +34,7 @@ impl Default for Preferences {
 pub struct Console {
     pub dir: PathBuf,
     /// The opened data directory, or why it could not be opened (a database from a newer version…).
-    home: tokio::sync::RwLock<Result<Arc<Home>, String>>,
+    api: tokio::sync::RwLock<Result<Arc<Api>, String>>,
     /// Set when another console already has this data directory open.
     pub other_instance: Option<String>,
     /// Held for the life of the app: other consoles see it taken.
@@ -73,34 +44,34 @@ pub struct Console {
 impl Console {
     pub async fn open(dir: PathBuf) -> Console {
         let (instance_lock, other_instance) = take_instance_lock(&dir);
-        let home = open_home(&dir).await;
+        let api = open_api(&dir).await;
         Console {
             dir,
-            home: tokio::sync::RwLock::new(home),
+            api: tokio::sync::RwLock::new(api),
             other_instance,
             _instance_lock: instance_lock,
         }
     }
 
-    /// The opened data directory, or an `unavailable` error saying why there is none.
-    pub async fn home(&self) -> CommandResult<Arc<Home>> {
-        match &*self.home.read().await {
-            Ok(home) => Ok(home.clone()),
-            Err(message) => Err(CommandError::new("unavailable", message.clone())),
+    /// The API over the opened data directory, or an `internal` error saying why there is none.
+    pub async fn api(&self) -> CommandResult<Arc<Api>> {
+        match &*self.api.read().await {
+            Ok(api) => Ok(api.clone()),
+            Err(message) => Err(ApiError::internal(message.clone())),
         }
     }
 
     /// Why the data directory could not be opened, if it could not.
     pub async fn fatal(&self) -> Option<String> {
-        self.home.read().await.as_ref().err().cloned()
+        self.api.read().await.as_ref().err().cloned()
     }
 
     /// Opens the data directory again (after `connectors.json` changed), stopping the old MCP servers.
     pub async fn reopen(&self) {
-        let fresh = open_home(&self.dir).await;
-        let old = std::mem::replace(&mut *self.home.write().await, fresh);
+        let fresh = open_api(&self.dir).await;
+        let old = std::mem::replace(&mut *self.api.write().await, fresh);
         if let Ok(old) = old {
-            old.connectors.shutdown().await;
+            old.shutdown().await;
         }
     }
 
@@ -128,24 +99,22 @@ impl Console {
         preferences: &Preferences,
     ) -> CommandResult<()> {
         if !matches!(preferences.theme.as_str(), "system" | "light" | "dark") {
-            return Err(CommandError::new(
-                "invalid",
-                format!("theme \"{}\": use system, light or dark", preferences.theme),
-            ));
+            return Err(ApiError::invalid_args(format!(
+                "theme \"{}\": use system, light or dark",
+                preferences.theme
+            )));
         }
         let store = app
             .store(self.dir.join("settings.json"))
-            .map_err(|e| CommandError::new("store", e.to_string()))?;
+            .map_err(|e| ApiError::internal(e.to_string()))?;
         store.set("notifications", preferences.notifications);
         store.set("theme", preferences.theme.clone());
-        store
-            .save()
-            .map_err(|e| CommandError::new("store", e.to_string()))
+        store.save().map_err(|e| ApiError::internal(e.to_string()))
     }
 }
 
-async fn open_home(dir: &Path) -> Result<Arc<Home>, String> {
-    Home::open(
+async fn open_api(dir: &Path) -> Result<Arc<Api>, String> {
+    Api::open(
         dir,
         HomeOptions {
             keep_warm: true,

@@ -22,16 +22,16 @@ pub fn start(app: AppHandle) {
         loop {
             ticks.tick().await;
             let console = app.state::<Console>();
-            let Ok(home) = console.home().await else {
+            let Ok(api) = console.api().await else {
                 continue;
             };
             if tokio::time::Instant::now() >= next_sweep {
-                next_sweep = tokio::time::Instant::now() + home.settings.expiry_sweep;
-                if let Err(error) = home.runtime.expire_paused(home.settings.paused_ttl).await {
+                next_sweep = tokio::time::Instant::now() + api.sweep_interval();
+                if let Err(error) = api.sweep().await {
                     eprintln!("codemode-console: expiry sweep failed: {error}");
                 }
             }
-            let token = match home.runtime.change_token() {
+            let token = match api.change_token() {
                 Ok(token) => token,
                 Err(error) => {
                     eprintln!("codemode-console: cannot read the database: {error}");
@@ -42,7 +42,7 @@ pub fn start(app: AppHandle) {
                 continue;
             }
             last_token = Some(token);
-            let pending = home.runtime.pending(None).unwrap_or_default();
+            let pending = api.pending(None).unwrap_or_default();
             let now: HashSet<(String, u64)> = pending
                 .iter()
                 .map(|p| (p.execution_id.clone(), p.seq))

@@ -1,5 +1,6 @@
-//! Codemode Console: the desktop app. A thin Tauri layer over `crates/codemode` and `crates/connectors` —
-//! commands that call the library, and a watcher that pushes changes made by any process to the window.
+//! Codemode Console: the desktop app. A thin Tauri layer over `crates/api` (`codemode_api`) — commands that
+//! parse, call the API and return its answer or its `{code, message}` error, and a watcher that pushes changes
+//! made by any process to the window.
 
 // The console is a windowed app on every platform.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]

@@ -9,14 +9,32 @@ import { connectorsView, settingsView } from "./system.js";
 
 const tauri = window.__TAURI__;
 
-/** Calls a backend command; failures reject with `{code, message}`. */
+/** @typedef {import('./types/ApiError').ApiError} ApiError */
+/** @typedef {import('./types/ErrorCode').ErrorCode} ErrorCode */
+
+/**
+ * Calls a backend command; failures reject with an {@link ApiError} `{code, message}`. Branch on `code`
+ * (`not_found`, `stale`, `invalid_args`, `config`, `conflict`, `internal`), never on the message.
+ * @returns {Promise<any>}
+ */
 export async function call(command, args = {}) {
   try {
     return await tauri.core.invoke(command, args);
   } catch (error) {
-    if (error && typeof error === "object" && "message" in error) throw error;
-    throw { code: "internal", message: String(error) };
+    if (error && typeof error === "object" && "code" in error && "message" in error) throw error;
+    throw /** @type {ApiError} */ ({ code: "internal", message: String(error) });
   }
+}
+
+/**
+ * What a failed operation tells the person: a run decided or deleted elsewhere (another window, the CLI, the
+ * expiry sweep) is said as such; a broken connectors.json points at the file.
+ * @param {ApiError} error
+ */
+export function explain(error) {
+  if (error.code === "stale" || error.code === "not_found") return `Already decided or gone: ${error.message}`;
+  if (error.code === "config") return `${error.message}\nFix connectors.json; reading still works meanwhile.`;
+  return error.message;
 }
 
 export const app = {

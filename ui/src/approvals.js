@@ -1,12 +1,16 @@
 // Approvals: the queue of paused runs and, for the selected one, everything a person needs to decide — the
 // pending call and its arguments, the program with that call located, and what already happened in the run.
 
-import { app, call, refresh } from "./app.js";
+import { app, call, refresh, explain } from "./app.js";
+
+/** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
+/** @typedef {import('./types/Outcome').Outcome} Outcome */
 import { h, clear, ago, clock, shortId, preview, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane } from "./widgets.js";
 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
 export function approvalsView(root, options = {}) {
+  /** @type {ApprovalCard[]} */
   let cards = [];
   let selected = options.id || null;
   let busy = false;
@@ -125,6 +129,7 @@ export function approvalsView(root, options = {}) {
     const { executionId, seq, connector, method } = card.action;
     try {
       if (kind === "approve") {
+        /** @type {Outcome} */
         const outcome = await call("approve", { id: executionId });
         if (outcome.status === "error") message = outcome.error;
         else if (outcome.status === "paused") toast(`Approved ${connector}.${method} — the run paused again at ${outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`);
@@ -136,7 +141,7 @@ export function approvalsView(root, options = {}) {
         toast(`Rejected ${connector}.${method}${reason ? " — the agent will read your reason" : ""}`);
       }
     } catch (error) {
-      message = error.message;
+      message = explain(error);
     }
     busy = false;
     await refresh();

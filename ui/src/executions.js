@@ -2,7 +2,14 @@
 // the runtime, and a detail with the timeline of calls, the program, the result and the logs, plus the actions
 // that apply to the run (roll back, recover, save as snippet, delete).
 
-import { app, call, refresh } from "./app.js";
+import { app, call, refresh, explain } from "./app.js";
+
+/** @typedef {import('./types/ExecutionQuery').ExecutionQuery} ExecutionQuery */
+/** @typedef {import('./types/ExecutionPage').ExecutionPage} ExecutionPage */
+/** @typedef {import('./types/ExecutionState').ExecutionState} ExecutionState */
+/** @typedef {import('./types/ToolLogEntry').ToolLogEntry} ToolLogEntry */
+/** @typedef {import('./types/RollbackReport').RollbackReport} RollbackReport */
+/** @typedef {import('./types/Outcome').Outcome} Outcome */
 import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
 
 const ROW = 34;
@@ -18,6 +25,7 @@ export function executionsView(root, options = {}) {
   let loading = false;
   let selected = options.id || null;
   let tab = "timeline";
+  /** @type {RollbackReport | null} */
   let report = null;
   let generation = 0;
 
@@ -45,7 +53,11 @@ export function executionsView(root, options = {}) {
   }
 
   async function fetchPage(before) {
-    return call("list_executions", { query: { status, text: text || null, before, limit: PAGE } });
+    /** @type {ExecutionQuery} */
+    const query = { status, text: text || null, before, limit: PAGE };
+    /** @type {Promise<ExecutionPage>} */
+    const page = call("list_executions", { query });
+    return page;
   }
 
   /** Reloads from the top, keeping as many rows as were loaded, so live updates do not lose the scroll. */
@@ -121,7 +133,9 @@ export function executionsView(root, options = {}) {
   async function showDetail() {
     if (!selected) { clear(detail, h("div.empty", "Select an execution.")); return; }
     const id = selected;
+    /** @type {ExecutionState} */
     let execution;
+    /** @type {ToolLogEntry[]} */
     let plan = [];
     try {
       execution = await call("execution", { id });
@@ -225,7 +239,7 @@ export function executionsView(root, options = {}) {
       report = await call("rollback", { id: e.id });
       toast(report.failed.length ? `Rollback: ${report.failed.length} revert(s) failed` : `Rolled back ${report.reverted.length} call(s)`);
     } catch (error) {
-      toast(error.message);
+      toast(explain(error));
     }
     const kept = report;
     await refresh();
@@ -235,10 +249,11 @@ export function executionsView(root, options = {}) {
 
   async function recover(e) {
     try {
+      /** @type {Outcome} */
       const outcome = await call("recover", { id: e.id });
       toast(outcome.status === "error" ? outcome.error : `Recovered: ${outcome.status}`);
     } catch (error) {
-      toast(error.message);
+      toast(explain(error));
     }
     refresh();
   }
@@ -267,7 +282,7 @@ export function executionsView(root, options = {}) {
       toast("Deleted");
       selected = null;
     } catch (error) {
-      toast(error.message);
+      toast(explain(error));
     }
     refresh();
   }

@@ -1,10 +1,14 @@
 // Snippets (completed runs promoted to recipes) and the Playground, where a person runs a program down the same
 // path an agent's takes and can approve or reject its pauses inline.
 
-import { app, call, refresh } from "./app.js";
+import { app, call, refresh, explain } from "./app.js";
+
+/** @typedef {import('./types/Snippet').Snippet} Snippet */
+/** @typedef {import('./types/Outcome').Outcome} Outcome */
 import { h, clear, clock, jsonTree, codeView, statusBadge, toast, dialog, splitPane } from "./widgets.js";
 
 export function snippetsView(root) {
+  /** @type {Snippet[]} */
   let snippets = [];
   let selected = null;
   const listBody = h("div.list-body#snippets-list");
@@ -156,7 +160,7 @@ export function playgroundView(root, options = {}) {
         outcome = { status: stored.status, executionId: stored.id, error: stored.error };
       }
     } catch (error) {
-      toast(error.message);
+      toast(explain(error));
     }
     busy = false;
     render();

@@ -2,6 +2,9 @@
 // with the CLI and `codemode mcp` through connectors.json; this window's preferences).
 
 import { app, call, refresh, applyTheme } from "./app.js";
+
+/** @typedef {import('./types/ConnectorInfo').ConnectorInfo} ConnectorInfo */
+/** @typedef {import('./types/RuntimeForm').RuntimeForm} RuntimeForm */
 import { h, clear, toast, copy } from "./widgets.js";
 
 export function connectorsView(root) {
@@ -13,6 +16,7 @@ export function connectorsView(root) {
     const head = [h("h2", "Connectors")];
     if (overview.configError) head.push(h("div.inline-error#config-error", `connectors.json is invalid:\n${overview.configError}`));
     clear(page, head, h("div.dim", "Starting MCP servers to list their tools…"));
+    /** @type {ConnectorInfo[]} */
     let cards;
     try {
       cards = await call("connectors");
@@ -33,7 +37,7 @@ export function connectorsView(root) {
         h("tbody", c.methods.map((m) => h("tr",
           h("td.mono", m.name),
           h("td", m.requiresApproval ? h("span.flag", "✓") : ""),
-          h("td", m.reexecute ? h("span.flag", "✓") : ""),
+          h("td", m.replay === "reexecute" ? h("span.flag", "✓") : ""),
           h("td", m.revertible ? h("span.flag", "✓") : ""),
           h("td", m.hidden ? h("span.flag", "✓") : ""),
           h("td.dim", (m.description || "").split("\n")[0])))))) : null));

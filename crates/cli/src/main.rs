@@ -5,6 +5,7 @@ mod render;
 
 use clap::{Parser, Subcommand};
 use codemode::{Actor, ExecutionStatus, Outcome, SaveSnippet};
+use codemode_api::{Api, ApiError};
 use codemode_cli::mcp_server;
 use connectors::config::parse_age_text;
 use connectors::{Home, HomeOptions};
@@ -39,10 +40,23 @@ enum Command {
         /// The program's file, or `-` for stdin.
         file: String,
     },
-    /// Approve the pending call of a paused execution and resume it.
-    Approve { id: String },
-    /// Reject the pending call SEQ of a paused execution.
-    Reject { id: String, seq: u64 },
+    /// Approve the pending call of paused executions and resume them (several ids: each its own decision).
+    Approve {
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+        /// Run the call with these arguments instead (JSON, or @FILE), checked against the tool's input
+        /// schema; one execution only. The log keeps what the program sent.
+        #[arg(long, value_name = "JSON|@FILE")]
+        args: Option<String>,
+    },
+    /// Reject a pending call: `reject ID SEQ`, or several as `reject ID:SEQ [ID:SEQ…]`.
+    Reject {
+        #[arg(required = true, value_name = "ID SEQ | ID:SEQ…")]
+        calls: Vec<String>,
+        /// Why: appended to the run's error, which the agent reads ("… rejected by user: <reason>").
+        #[arg(long, value_name = "TEXT")]
+        reason: Option<String>,
+    },
     /// Undo the applied calls of an execution that have a revert; prints what was reverted, skipped, failed.
     Rollback { id: String },
     /// Re-run an execution interrupted by a crash (its unfinished call runs again).
@@ -119,6 +133,15 @@ impl Report {
             ok,
         }
     }
+
+    /// A failed operation: `{"error": message, "code": code}` with `--json`, the message on stderr otherwise.
+    fn failed(error: &ApiError) -> Self {
+        Report {
+            json: json!({ "error": error.message, "code": error.code }),
+            text: format!("error: {}", error.message),
+            ok: false,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -131,14 +154,9 @@ fn main() -> ExitCode {
         }
     };
     let json = cli.json;
-    let outcome = runtime.block_on(dispatch(cli));
-    let report = match outcome {
+    let report = match runtime.block_on(dispatch(cli)) {
         Ok(report) => report,
-        Err(message) => Report {
-            json: json!({ "error": message }),
-            text: format!("error: {message}"),
-            ok: false,
-        },
+        Err(error) => Report::failed(&error),
     };
     if report.text.is_empty() && report.json.is_null() {
         // `codemode mcp`: stdout carried the protocol and nothing else.
@@ -159,7 +177,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn dispatch(cli: Cli) -> Result<Report, String> {
+async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     let dir = connectors::home::resolve_dir(cli.home.as_deref());
     let keep_warm = matches!(cli.command, Command::Mcp);
     let home = Home::open(
@@ -169,108 +187,103 @@ async fn dispatch(cli: Cli) -> Result<Report, String> {
             ..HomeOptions::default()
         },
     )
-    .await
-    .map_err(|e| e.to_string())?;
+    .await?;
     if let Command::Mcp = cli.command {
-        mcp_server::serve(home).await?;
+        mcp_server::serve(home).await.map_err(ApiError::internal)?;
         return Ok(Report {
             json: Value::Null,
             text: String::new(),
             ok: true,
         });
     }
-    let report = command(&home, cli.command).await;
-    home.connectors.shutdown().await;
+    let api = Api::new(home);
+    let report = command(&api, cli.command).await;
+    api.shutdown().await;
     report
 }
 
-async fn command(home: &Home, command: Command) -> Result<Report, String> {
-    let runtime = &home.runtime;
-    let error = |e: codemode::RuntimeError| e.to_string();
+/// Each subcommand: parse what the API cannot (files, statuses, durations), call it, render the result.
+async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
     Ok(match command {
         Command::Run { file } => {
-            home.usable()?;
             let code = if file == "-" {
                 let mut code = String::new();
-                std::io::stdin()
-                    .read_to_string(&mut code)
-                    .map_err(|e| format!("cannot read the program from stdin: {e}"))?;
+                std::io::stdin().read_to_string(&mut code).map_err(|e| {
+                    ApiError::invalid_args(format!("cannot read the program from stdin: {e}"))
+                })?;
                 code
             } else {
-                std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?
+                std::fs::read_to_string(&file)
+                    .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?
             };
-            outcome_report(
-                runtime
-                    .execute_from(&code, Some("cli"))
-                    .await
-                    .map_err(error)?,
-            )
+            outcome_report(api.run(&code, "cli").await?)
         }
-        Command::Approve { id } => {
-            home.usable()?;
-            outcome_report(runtime.approve(&id, Actor::Cli).await.map_err(error)?)
+        Command::Approve { ids, args } => {
+            let edited = args.as_deref().map(edited_args).transpose()?;
+            match ids.as_slice() {
+                [id] => outcome_report(api.approve(id, Actor::Cli, edited).await?),
+                _ if edited.is_some() => {
+                    return Err(ApiError::invalid_args(
+                        "--args edits one call: give one execution id with it",
+                    ));
+                }
+                _ => {
+                    let outcomes = api.approve_each(&ids, Actor::Cli).await;
+                    several(
+                        ids.iter()
+                            .zip(outcomes)
+                            .map(|(id, outcome)| (id.as_str(), outcome.map(outcome_report))),
+                    )
+                }
+            }
         }
-        Command::Recover { id } => {
-            home.usable()?;
-            outcome_report(runtime.recover(&id).await.map_err(error)?)
-        }
-        Command::Reject { id, seq } => {
-            known(home, &id)?;
-            let rejected = runtime.reject(&id, seq, Actor::Cli).await.map_err(error)?;
-            let text = if rejected {
-                format!("rejected {id} call {seq}")
-            } else {
-                format!("{id} has no pending call {seq}: nothing rejected")
-            };
-            Report::new(
-                &json!({ "executionId": id, "seq": seq, "rejected": rejected }),
-                text,
-                rejected,
-            )
+        Command::Recover { id } => outcome_report(api.recover(&id).await?),
+        Command::Reject { calls, reason } => {
+            let calls = reject_targets(&calls)?;
+            let results = api.reject_each(&calls, Actor::Cli, reason.as_deref()).await;
+            let reports = calls.iter().zip(results).map(|((id, seq), result)| {
+                let report = result.map(|()| {
+                    Report::new(
+                        &json!({ "executionId": id, "seq": seq, "rejected": true }),
+                        format!("rejected {id} call {seq}"),
+                        true,
+                    )
+                });
+                (id.as_str(), report)
+            });
+            match calls.as_slice() {
+                [_] => reports
+                    .map(|(_, report)| report)
+                    .next()
+                    .unwrap_or_else(|| Err(ApiError::invalid_args("nothing to reject")))?,
+                _ => several(reports),
+            }
         }
         Command::Rollback { id } => {
-            home.usable()?;
-            known(home, &id)?;
-            let report = runtime.rollback(&id).await.map_err(error)?;
+            let report = api.rollback(&id).await?;
             let ok = report.failed.is_empty();
             Report::new(&report, render::rollback(&report), ok)
         }
         Command::Pending { id } => {
-            let pending = runtime.pending(id.as_deref()).map_err(error)?;
+            let pending = api.pending(id.as_deref())?;
             Report::new(&pending, render::pending(&pending), true)
         }
         Command::Executions { limit, status } => {
-            let status = match status {
-                Some(s) => Some(parse_status(&s)?),
-                None => None,
-            };
-            let mut executions: Vec<_> = runtime
-                .executions(None)
-                .map_err(error)?
-                .into_iter()
-                .filter(|e| status.is_none_or(|s| e.status == s))
-                .collect();
-            if let Some(limit) = limit {
-                executions.truncate(limit);
-            }
+            let status = status.as_deref().map(parse_status).transpose()?;
+            let executions = api.executions_with_logs(status, limit)?;
             Report::new(&executions, render::executions(&executions), true)
         }
         Command::Show { id } => {
-            let execution = known(home, &id)?;
+            let execution = api.execution(&id)?;
             Report::new(&execution, render::execution(&execution), true)
         }
         Command::Delete { id } => {
-            let deleted = runtime.delete_execution(&id).await.map_err(error)?;
-            let text = if deleted {
-                format!("deleted {id}")
-            } else {
-                format!("no execution \"{id}\"")
-            };
-            Report::new(&json!({ "deleted": deleted }), text, deleted)
+            api.delete(&id).await?;
+            Report::new(&json!({ "deleted": true }), format!("deleted {id}"), true)
         }
         Command::Prune { keep } => {
-            let keep = keep.unwrap_or(home.settings.max_executions);
-            let deleted = runtime.prune_executions(keep).await.map_err(error)?;
+            let deleted = api.prune(keep).await?;
+            let keep = keep.unwrap_or(api.settings().max_executions);
             Report::new(
                 &json!({ "deleted": deleted }),
                 format!("deleted {deleted} execution(s), kept the newest {keep}"),
@@ -278,13 +291,15 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             )
         }
         Command::Expire { max_age } => {
-            let age = match max_age {
-                None => home.settings.paused_ttl,
-                Some(text) => parse_age_text(&text).ok_or_else(|| {
-                    format!("--max-age \"{text}\" is not a duration such as 0s, 90m, 24h or 7d")
-                })?,
+            let max_age = match max_age {
+                None => None,
+                Some(text) => Some(parse_age_text(&text).ok_or_else(|| {
+                    ApiError::invalid_args(format!(
+                        "--max-age \"{text}\" is not a duration such as 0s, 90m, 24h or 7d"
+                    ))
+                })?),
             };
-            let expired = runtime.expire_paused(age).await.map_err(error)?;
+            let expired = api.expire(max_age).await?;
             let text = if expired.is_empty() {
                 "no paused execution is that old".to_owned()
             } else {
@@ -293,7 +308,7 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             Report::new(&json!({ "expired": expired }), text, true)
         }
         Command::Snippets => {
-            let snippets = runtime.snippets().map_err(error)?;
+            let snippets = api.snippets()?;
             Report::new(&snippets, render::snippets(&snippets), true)
         }
         Command::Snippet(SnippetCommand::Save {
@@ -301,64 +316,110 @@ async fn command(home: &Home, command: Command) -> Result<Report, String> {
             from,
             description,
         }) => {
-            known(home, &from)?;
-            let snippet = runtime
-                .save_snippet(
-                    &name,
-                    SaveSnippet {
-                        execution_id: from,
-                        description,
-                        input_schema: None,
-                    },
-                )
-                .map_err(error)?;
+            let snippet = api.save_snippet(
+                &name,
+                SaveSnippet {
+                    execution_id: from,
+                    description,
+                    input_schema: None,
+                },
+            )?;
             let text = format!("saved snippet \"{}\"", snippet.name);
             Report::new(&snippet, text, true)
         }
         Command::Snippet(SnippetCommand::Delete { name }) => {
-            let deleted = runtime.delete_snippet(&name).map_err(error)?;
-            let text = if deleted {
-                format!("deleted snippet \"{name}\"")
-            } else {
-                format!("no snippet \"{name}\"")
-            };
-            Report::new(&json!({ "deleted": deleted }), text, deleted)
+            api.delete_snippet(&name)?;
+            Report::new(
+                &json!({ "deleted": true }),
+                format!("deleted snippet \"{name}\""),
+                true,
+            )
         }
         Command::Search { query } => {
-            home.usable()?;
-            let found = runtime.search(&query).await.map_err(error)?;
+            let found = api.search(&query).await?;
             Report::new(&found, render::search(&found), true)
         }
         Command::Describe { target } => {
-            home.usable()?;
-            let described = runtime.describe(&target).await.map_err(error)?;
+            let described = api.describe(&target).await?;
             let text = serde_json::to_string_pretty(&described).unwrap_or_default();
             Report::new(&described, text, true)
         }
         Command::Connectors => {
-            home.usable()?;
-            let listing = render::connector_listing(home).await;
-            let text = render::connectors(&listing);
+            let listing = api.connectors().await;
+            let text = render::connectors(&listing, api.config_error());
             Report::new(&listing, text, true)
         }
         Command::Mcp => unreachable!("served by dispatch"),
     })
 }
 
-/// The execution, or the error every command gives for an unknown id.
-fn known(home: &Home, id: &str) -> Result<codemode::ExecutionState, String> {
-    home.runtime
-        .execution(id)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| format!("No execution \"{id}\""))
+fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {
+    ExecutionStatus::parse(text).ok_or_else(|| {
+        ApiError::invalid_args(format!(
+            "unknown status \"{text}\" (running, paused, completed, error, rejected, rolled_back)"
+        ))
+    })
 }
 
-fn parse_status(text: &str) -> Result<ExecutionStatus, String> {
-    serde_json::from_value(Value::String(text.to_owned())).map_err(|_| {
-        format!(
-            "unknown status \"{text}\" (running, paused, completed, error, rejected, rolled_back)"
-        )
-    })
+/// Several decisions: a JSON array in the given order (a refused one as `{executionId, error, code}`), one
+/// line each in text; not ok if any failed.
+fn several<'a>(reports: impl Iterator<Item = (&'a str, Result<Report, ApiError>)>) -> Report {
+    let (mut json, mut text, mut ok) = (Vec::new(), Vec::new(), true);
+    for (id, report) in reports {
+        match report {
+            Ok(report) => {
+                ok &= report.ok;
+                json.push(report.json);
+                text.push(report.text);
+            }
+            Err(error) => {
+                ok = false;
+                json.push(json!({ "executionId": id, "error": error.message, "code": error.code }));
+                text.push(format!("{id}: error: {}", error.message));
+            }
+        }
+    }
+    Report {
+        json: Value::Array(json),
+        text: text.join("\n"),
+        ok,
+    }
+}
+
+/// `ID SEQ`, or `ID:SEQ…` (ids hold no `:`).
+fn reject_targets(words: &[String]) -> Result<Vec<(String, u64)>, ApiError> {
+    if let [id, seq] = words
+        && !id.contains(':')
+        && let Ok(seq) = seq.parse()
+    {
+        return Ok(vec![(id.clone(), seq)]);
+    }
+    words
+        .iter()
+        .map(|word| {
+            word.rsplit_once(':')
+                .and_then(|(id, seq)| Some((id.to_owned(), seq.parse().ok()?)))
+                .ok_or_else(|| {
+                    ApiError::invalid_args(format!(
+                        "\"{word}\" is not ID:SEQ (or give one ID and its SEQ)"
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// `--args`: JSON, or `@FILE` holding JSON.
+fn edited_args(text: &str) -> Result<Value, ApiError> {
+    let (what, json) = match text.strip_prefix('@') {
+        Some(file) => (
+            file.to_owned(),
+            std::fs::read_to_string(file)
+                .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?,
+        ),
+        None => ("--args".to_owned(), text.to_owned()),
+    };
+    serde_json::from_str(&json)
+        .map_err(|e| ApiError::invalid_args(format!("{what} is not JSON: {e}")))
 }
 
 fn outcome_report(outcome: Outcome) -> Report {

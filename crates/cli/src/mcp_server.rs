@@ -3,7 +3,8 @@
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 
 use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
-use codemode::{ExecutionStatus, Outcome};
+use codemode::Outcome;
+use codemode_api::{Api, ApiError};
 use connectors::Home;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
@@ -19,11 +20,9 @@ use std::time::Duration;
 
 const DEFAULT_WAIT_SECONDS: f64 = 50.0;
 const MAX_WAIT_SECONDS: f64 = 600.0;
-/// How often `codemode_wait` looks at the database; decisions may come from another process.
-const WAIT_POLL: Duration = Duration::from_millis(100);
 
 struct CodemodeServer {
-    home: Arc<Home>,
+    api: Arc<Api>,
     tools: Vec<Tool>,
 }
 
@@ -35,8 +34,8 @@ fn schema(value: Value) -> Arc<JsonObject> {
 }
 
 impl CodemodeServer {
-    fn new(home: Arc<Home>) -> Self {
-        let description = home.runtime.tool_description(&home.hints());
+    fn new(api: Arc<Api>) -> Self {
+        let description = api.tool_description();
         let codemode = Tool::new(
             "codemode",
             description,
@@ -59,26 +58,22 @@ impl CodemodeServer {
             })),
         );
         CodemodeServer {
-            home,
+            api,
             tools: vec![codemode, wait],
         }
     }
 
     async fn run_code(&self, args: &JsonObject, client: Option<String>) -> CallToolResult {
-        if let Err(message) = self.home.usable() {
-            return misuse(message);
+        // A broken config is said before anything else: no call can succeed until it is fixed.
+        if let Err(error) = self.api.usable() {
+            return misuse(&error);
         }
         let Some(code) = args.get("code").and_then(Value::as_str) else {
-            return misuse("Missing required argument \"code\" (a string)".to_owned());
+            return misuse_text("Missing required argument \"code\" (a string)");
         };
-        match self
-            .home
-            .runtime
-            .execute_from(code, Some(client.as_deref().unwrap_or("mcp")))
-            .await
-        {
+        match self.api.run(code, client.as_deref().unwrap_or("mcp")).await {
             Ok(outcome) => answer(&outcome),
-            Err(error) => misuse(error.to_string()),
+            Err(error) => misuse(&error),
         }
     }
 
@@ -88,64 +83,29 @@ impl CodemodeServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
         let Some(id) = args.get("executionId").and_then(Value::as_str) else {
-            return misuse("Missing required argument \"executionId\" (a string)".to_owned());
+            return misuse_text("Missing required argument \"executionId\" (a string)");
         };
         let seconds = match args.get("timeoutSeconds") {
             None | Some(Value::Null) => DEFAULT_WAIT_SECONDS,
             Some(value) => match value.as_f64() {
                 Some(s) if s >= 0.0 => s.min(MAX_WAIT_SECONDS),
                 _ => {
-                    return misuse(
-                        "timeoutSeconds must be a non-negative number of seconds".to_owned(),
-                    );
+                    return misuse_text("timeoutSeconds must be a non-negative number of seconds");
                 }
             },
         };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs_f64(seconds);
-        loop {
-            let execution = match self.home.runtime.execution(id) {
-                Ok(Some(execution)) => execution,
-                Ok(None) => return misuse(format!("No execution \"{id}\"")),
-                Err(error) => return misuse(error.to_string()),
-            };
-            let settled = !matches!(
-                execution.status,
-                ExecutionStatus::Paused | ExecutionStatus::Running
-            );
-            if settled || tokio::time::Instant::now() >= deadline || context.ct.is_cancelled() {
-                return CallToolResult::structured(self.waited(execution));
-            }
-            tokio::select! {
-                () = tokio::time::sleep(WAIT_POLL) => {}
-                () = context.ct.cancelled() => {}
-            }
-        }
-    }
-
-    /// SPEC §5: completed → the completed Outcome; error, rejected, rolled back → an error outcome with the
-    /// stored text; still undecided → the paused Outcome, or `{status: "running"}`.
-    fn waited(&self, execution: codemode::ExecutionState) -> Value {
-        let id = execution.id.clone();
-        let outcome = match execution.status {
-            ExecutionStatus::Completed => Outcome::Completed {
-                execution_id: id,
-                result: execution.result,
-                logs: execution.logs,
-                calls: Some(execution.log),
-            },
-            ExecutionStatus::RolledBack => Outcome::early_error(id, "Execution was rolled back"),
-            ExecutionStatus::Error | ExecutionStatus::Rejected => {
-                Outcome::early_error(id, execution.error.unwrap_or_default())
-            }
-            ExecutionStatus::Paused => match self.home.runtime.paused_outcome(&id) {
-                Ok(outcome) => outcome,
-                Err(error) => Outcome::early_error(id, error.to_string()),
-            },
-            ExecutionStatus::Running => {
-                return json!({"status": "running", "executionId": id});
-            }
+        let timeout = Duration::from_secs_f64(seconds);
+        // A cancelled request is answered with where the run stands now.
+        let waited = tokio::select! {
+            waited = self.api.wait(id, timeout) => waited,
+            () = context.ct.cancelled() => self.api.wait(id, Duration::ZERO).await,
         };
-        serde_json::to_value(&outcome).unwrap_or(Value::Null)
+        match waited {
+            Ok(waited) => {
+                CallToolResult::structured(serde_json::to_value(&waited).unwrap_or(Value::Null))
+            }
+            Err(error) => misuse(&error),
+        }
     }
 }
 
@@ -155,8 +115,13 @@ fn answer(outcome: &Outcome) -> CallToolResult {
 }
 
 /// `isError: true` is for misuse: bad arguments, an unknown id, a broken config.
-fn misuse(message: String) -> CallToolResult {
+fn misuse_text(message: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// A failed operation as `isError` with the API's message (its code is for front ends that branch on it).
+fn misuse(error: &ApiError) -> CallToolResult {
+    misuse_text(&error.message)
 }
 
 impl ServerHandler for CodemodeServer {
@@ -248,17 +213,17 @@ fn stdio() -> StdioLines<StdioReader> {
 
 /// Serves on stdin/stdout until the client goes away, sweeping expired paused runs on the configured interval.
 pub async fn serve(home: Home) -> Result<(), String> {
-    let home = Arc::new(home);
-    if let Some(error) = &home.config_error {
+    let api = Arc::new(Api::new(home));
+    if let Some(error) = api.config_error() {
         eprintln!("codemode mcp: connectors.json is invalid, every call will say so: {error}");
     }
     let sweeper = {
-        let home = home.clone();
+        let api = api.clone();
         tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(home.settings.expiry_sweep);
+            let mut ticks = tokio::time::interval(api.sweep_interval());
             loop {
                 ticks.tick().await;
-                match home.runtime.expire_paused(home.settings.paused_ttl).await {
+                match api.sweep().await {
                     Ok(expired) if !expired.is_empty() => {
                         eprintln!("codemode mcp: expired {} paused run(s)", expired.len());
                     }
@@ -268,7 +233,7 @@ pub async fn serve(home: Home) -> Result<(), String> {
             }
         })
     };
-    let server = CodemodeServer::new(home.clone());
+    let server = CodemodeServer::new(api.clone());
     let served = server
         .serve(stdio())
         .await
@@ -282,6 +247,6 @@ pub async fn serve(home: Home) -> Result<(), String> {
         Err(e) => Err(e),
     };
     sweeper.abort();
-    home.connectors.shutdown().await;
+    api.shutdown().await;
     result
 }

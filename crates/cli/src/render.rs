@@ -4,8 +4,7 @@ use codemode::discovery::SearchOutput;
 use codemode::{
     ExecutionState, Outcome, PendingAction, Replay, RollbackReport, Snippet, ToolLogEntry,
 };
-use connectors::Home;
-use serde::Serialize;
+use codemode_api::ConnectorInfo;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -417,60 +416,21 @@ pub fn search(found: &SearchOutput) -> String {
     text
 }
 
-/// `codemode connectors --json`: `{name, type, methods: [...], error?}` per connector.
-#[derive(Serialize)]
-pub struct ConnectorRow {
-    name: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    methods: Vec<MethodRow>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct MethodRow {
-    name: String,
-    description: Option<String>,
-    requires_approval: bool,
-    replay: Replay,
-    revertible: bool,
-    hidden: bool,
-}
-
-pub async fn connector_listing(home: &Home) -> Vec<ConnectorRow> {
-    home.runtime
-        .connectors()
-        .await
-        .into_iter()
-        .map(|c| ConnectorRow {
-            kind: home.kind_of(&c.name),
-            methods: c
-                .methods
-                .into_iter()
-                .map(|m| MethodRow {
-                    name: m.name,
-                    description: m.description,
-                    requires_approval: m.requires_approval,
-                    replay: m.replay,
-                    revertible: m.revertible,
-                    hidden: m.hidden,
-                })
-                .collect(),
-            name: c.name,
-            error: c.error,
-        })
-        .collect()
-}
-
-pub fn connectors(listing: &[ConnectorRow]) -> String {
-    if listing.is_empty() {
-        return "no connectors: add them to connectors.json".to_owned();
-    }
+/// The connectors as `codemode_api` lists them; a broken `connectors.json` is said first, since it is why
+/// connectors are missing.
+pub fn connectors(listing: &[ConnectorInfo], config_error: Option<&str>) -> String {
     let mut blocks = Vec::new();
+    if let Some(error) = config_error {
+        blocks.push(format!("connectors.json is invalid: {error}"));
+    }
+    if listing.is_empty() {
+        blocks.push("no connectors: add them to connectors.json".to_owned());
+    }
     for c in listing {
         let mut block = format!("{} ({})", c.name, c.kind);
+        if let Some(endpoint) = c.endpoint.as_deref().filter(|e| !e.is_empty()) {
+            block.push_str(&format!("\n  at {endpoint}"));
+        }
         if let Some(error) = &c.error {
             block.push_str(&format!("\n  unavailable: {error}"));
         }

@@ -7,6 +7,7 @@ use serde_json::Value;
 /// Where an execution is in its life (reference §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum ExecutionStatus {
     Running,
     Paused,
@@ -55,6 +56,7 @@ impl std::fmt::Display for ExecutionStatus {
 /// The state of one recorded call (reference §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum EntryState {
     Executing,
     Applied,
@@ -113,6 +115,7 @@ impl Actor {
 /// What was decided about a call (docs/design.md, "Decisions").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum DecisionKind {
     Approved,
     /// Approved with arguments a person changed: `Decision::args` is what ran.
@@ -129,6 +132,7 @@ pub enum DecisionKind {
 /// A decision on one call, kept on its log entry: who decided what, when, and why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Decision {
     pub kind: DecisionKind,
     /// `console`, `cli`, `api`, `expiry`, `rule` or `notification`.
@@ -147,6 +151,7 @@ pub struct Decision {
 /// A call as recorded in the durable log (`ToolLogEntry`), plus our attribution and divergence detail.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ToolLogEntry {
     pub seq: u64,
     pub connector: String,
@@ -183,6 +188,7 @@ fn is_false(value: &bool) -> bool {
 /// One execution with its log (`ExecutionState`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExecutionState {
     pub id: String,
     pub code: String,
@@ -208,6 +214,8 @@ pub struct ExecutionState {
 /// `connector.method`s), a cursor (the last id of the previous page) and a page size.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+#[cfg_attr(feature = "ts", ts(optional_fields = nullable))]
 pub struct ExecutionQuery {
     #[serde(default)]
     pub status: Option<ExecutionStatus>,
@@ -222,6 +230,7 @@ pub struct ExecutionQuery {
 /// One row of the audit log, without the call log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExecutionSummary {
     pub id: String,
     pub status: ExecutionStatus,
@@ -247,6 +256,7 @@ pub struct ExecutionSummary {
 /// A page of summaries, newest first; `next` is the cursor for the following page.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExecutionPage {
     pub executions: Vec<ExecutionSummary>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -256,6 +266,7 @@ pub struct ExecutionPage {
 /// A completed program promoted to a reusable recipe (reference §8.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Snippet {
     pub name: String,
     pub description: String,
@@ -281,6 +292,7 @@ pub struct SaveSnippet {
 /// What a rollback did, call by call (SPEC §3, difference 3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RollbackReport {
     pub execution_id: String,
     /// The execution's status after the rollback.
@@ -292,6 +304,7 @@ pub struct RollbackReport {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RevertedCall {
     pub seq: u64,
     pub connector: String,
@@ -300,6 +313,7 @@ pub struct RevertedCall {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SkippedCall {
     pub seq: u64,
     pub connector: String,
@@ -309,6 +323,7 @@ pub struct SkippedCall {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct FailedRevert {
     pub seq: u64,
     pub connector: String,
@@ -319,6 +334,7 @@ pub struct FailedRevert {
 /// A call waiting for a human decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct PendingAction {
     pub execution_id: String,
     pub seq: u64,
@@ -337,6 +353,7 @@ pub struct PendingAction {
     rename_all = "lowercase",
     rename_all_fields = "camelCase"
 )]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Outcome {
     Completed {
         execution_id: String,

@@ -809,6 +809,20 @@ impl Runtime {
         Ok(self.inner.store.executions(limit)?)
     }
 
+    /// Executions newest first, with their logs, only those in `status` when given; filtered and limited in SQL.
+    pub fn executions_with_status(
+        &self,
+        status: Option<ExecutionStatus>,
+        limit: Option<usize>,
+    ) -> Result<Vec<ExecutionState>, RuntimeError> {
+        Ok(self.inner.store.executions_with_status(status, limit)?)
+    }
+
+    /// Every paused execution with its whole log, newest first, read in one query (the approval queue).
+    pub fn paused_executions(&self) -> Result<Vec<ExecutionState>, RuntimeError> {
+        Ok(self.inner.store.paused_executions()?)
+    }
+
     /// A page of execution summaries for the app: newest first, filtered by status and text.
     pub fn list_executions(&self, query: &ExecutionQuery) -> Result<ExecutionPage, RuntimeError> {
         Ok(self.inner.store.list_executions(query)?)

@@ -1021,16 +1021,59 @@ impl Store {
 
     /// Executions newest first, with their logs (reference `executions(limit)`).
     pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionState>, StoreError> {
+        self.executions_with_status(None, limit)
+    }
+
+    /// Executions newest first, with their logs, only those in `status` when given: the status and the limit
+    /// are applied in SQL, so only the rows asked for are read.
+    pub fn executions_with_status(
+        &self,
+        status: Option<ExecutionStatus>,
+        limit: Option<usize>,
+    ) -> Result<Vec<ExecutionState>, StoreError> {
         self.with(|connection| {
-            let limit = limit.map_or(-1, |l| l as i64);
+            let limit = limit.map_or(-1, |l| l.min(i64::MAX as usize) as i64);
             let mut statement = connection.prepare_cached(&format!(
-                "{EXECUTION_COLUMNS} WHERE runtime = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2"
+                "{EXECUTION_COLUMNS} WHERE runtime = ?1 AND (?3 IS NULL OR status = ?3)
+                 ORDER BY created_at DESC, id DESC LIMIT ?2"
             ))?;
+            let status = status.map(ExecutionStatus::as_str);
             let mut executions = statement
-                .query_map(params![self.runtime, limit], execution_row)?
+                .query_map(params![self.runtime, limit, status], execution_row)?
                 .collect::<rusqlite::Result<Vec<_>>>()?;
             for execution in &mut executions {
                 execution.log = log_of(connection, &execution.id)?;
+            }
+            Ok(executions)
+        })
+    }
+
+    /// Every paused execution with its whole log, newest first, read in one query: what the approval queue
+    /// shows for each pending call (the program and the calls before it).
+    pub fn paused_executions(&self) -> Result<Vec<ExecutionState>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
+                        e.updated_at, e.owner_pid, e.owner_started,
+                        l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
+                        l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision
+                 FROM cm_executions e LEFT JOIN cm_log l ON l.execution_id = e.id
+                 WHERE e.runtime = ?1 AND e.status = 'paused'
+                 ORDER BY e.created_at DESC, e.id DESC, l.seq ASC",
+            )?;
+            let mut rows = statement.query(params![self.runtime])?;
+            let mut executions: Vec<ExecutionState> = Vec::new();
+            while let Some(row) = rows.next()? {
+                let id: String = row.get(0)?;
+                if executions.last().is_none_or(|e| e.id != id) {
+                    executions.push(execution_row(row)?);
+                }
+                // The LEFT JOIN gives one row of NULLs for a run without calls.
+                if row.get::<_, Option<i64>>(LOG_AT)?.is_some()
+                    && let Some(execution) = executions.last_mut()
+                {
+                    execution.log.push(log_entry(row, LOG_AT)?);
+                }
             }
             Ok(executions)
         })
@@ -1212,34 +1255,40 @@ fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntr
                 interrupted, divergence, error, decision
          FROM cm_log WHERE execution_id = ?1 ORDER BY seq",
     )?;
-    let rows = statement.query_map(params![id], |row| {
-        let state: String = row.get(7)?;
-        let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
-        let connector: String = row.get(1)?;
-        let mut result = parse_json(row.get(4)?);
-        // A step whose function returned `undefined` shows `null`, as the reference's log does (the stored
-        // value stays absent, so replay still hands back `undefined`).
-        if result.is_none() && state == EntryState::Applied && connector == crate::STEP_CONNECTOR {
-            result = Some(Value::Null);
-        }
-        Ok(ToolLogEntry {
-            seq: row.get::<_, i64>(0)? as u64,
-            connector,
-            method: row.get(2)?,
-            args: parse_json(row.get(3)?),
-            result,
-            requires_approval: row.get(5)?,
-            ephemeral: row.get(6)?,
-            state,
-            decided_by: row.get(8)?,
-            decided_at: row.get(9)?,
-            interrupted: row.get(10)?,
-            divergence: parse_json(row.get(11)?),
-            error: row.get(12)?,
-            decision: parse_decision(row.get(13)?),
-        })
-    })?;
+    let rows = statement.query_map(params![id], |row| log_entry(row, 0))?;
     rows.collect()
+}
+
+/// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
+const LOG_AT: usize = 12;
+
+/// A log entry from the 14 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+fn log_entry(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<ToolLogEntry> {
+    let state: String = row.get(at + 7)?;
+    let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
+    let connector: String = row.get(at + 1)?;
+    let mut result = parse_json(row.get(at + 4)?);
+    // A step whose function returned `undefined` shows `null`, as the reference's log does (the stored
+    // value stays absent, so replay still hands back `undefined`).
+    if result.is_none() && state == EntryState::Applied && connector == crate::STEP_CONNECTOR {
+        result = Some(Value::Null);
+    }
+    Ok(ToolLogEntry {
+        seq: row.get::<_, i64>(at)? as u64,
+        connector,
+        method: row.get(at + 2)?,
+        args: parse_json(row.get(at + 3)?),
+        result,
+        requires_approval: row.get(at + 5)?,
+        ephemeral: row.get(at + 6)?,
+        state,
+        decided_by: row.get(at + 8)?,
+        decided_at: row.get(at + 9)?,
+        interrupted: row.get(at + 10)?,
+        divergence: parse_json(row.get(at + 11)?),
+        error: row.get(at + 12)?,
+        decision: parse_decision(row.get(at + 13)?),
+    })
 }
 
 /// A recorded call, as `decide` compares it.

@@ -433,7 +433,7 @@ const WRITES: &str = "async () => {
 async fn approve_all(runtime: &Runtime, mut outcome: codemode::Outcome) -> codemode::Outcome {
     while outcome.status() == "paused" {
         outcome = runtime
-            .approve(outcome.execution_id(), Actor::Console)
+            .approve(outcome.execution_id(), Actor::Console, None)
             .await
             .unwrap();
     }
@@ -489,7 +489,7 @@ async fn rollback_restores_every_write_kind_even_after_a_restart() {
     assert_seeded(&place);
     // What the reverts needed is dropped when the execution is deleted.
     assert!(place.state.read_dir().unwrap().next().is_some());
-    assert!(reopened.delete_execution(&id).await.unwrap());
+    reopened.delete_execution(&id).await.unwrap();
     assert!(place.state.read_dir().unwrap().next().is_none());
 }
 

@@ -95,7 +95,7 @@ async fn reads_through_one_server_writes_through_another_with_approval_and_rolls
 
     // The read was recorded: approval replays it, even though the file changed in between.
     std::fs::write(docs.join("plan.txt"), "ship on monday").unwrap();
-    let done = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    let done = outcome(&runtime.approve(&id, Actor::Cli, None).await.unwrap());
     assert_eq!(done["status"], "completed", "{done}");
     assert_eq!(
         done["result"],
@@ -354,9 +354,9 @@ async fn policy_lists_take_original_or_sanitised_names_and_reverts_use_templates
     .await;
     assert_eq!(paused["pending"][0]["method"], "get_item", "{paused}");
     let id = paused["executionId"].as_str().unwrap().to_owned();
-    let next = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    let next = outcome(&runtime.approve(&id, Actor::Cli, None).await.unwrap());
     assert_eq!(next["pending"][0]["method"], "remember", "{next}");
-    let done = outcome(&runtime.approve(&id, Actor::Cli).await.unwrap());
+    let done = outcome(&runtime.approve(&id, Actor::Cli, None).await.unwrap());
     assert_eq!(
         done["result"],
         json!([{"id": "7", "name": "item 7"}, {"id": "7", "stored": true}])

@@ -1,0 +1,316 @@
+//! The operations the Codemode front ends perform — the app's commands, the `codemode` subcommands and the
+//! `codemode mcp` tools — in one place, so each front end only parses its input, calls [`Api`] and renders
+//! the result. Failures are [`ApiError`]s with a stable [`ErrorCode`]. Every operation that changes the
+//! database or `connectors.json` first passes the same gate: it is refused with `config` while
+//! `connectors.json` is broken; reading keeps working.
+
+mod cards;
+mod error;
+mod listing;
+mod settings;
+pub mod types;
+mod wait;
+
+pub use cards::ApprovalCard;
+pub use error::{ApiError, ErrorCode};
+pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
+pub use settings::RuntimeForm;
+pub use wait::{Running, WaitOutcome};
+
+use codemode::discovery::{DescribeOutput, SearchOutput};
+use codemode::{
+    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome, PendingAction,
+    RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
+};
+use connectors::config::{self, RuntimeSettings};
+use connectors::{Home, HomeOptions};
+use std::path::Path;
+use std::time::Duration;
+
+/// How often [`Api::wait`] looks at the database; decisions may come from another process.
+const WAIT_POLL: Duration = Duration::from_millis(100);
+
+/// An opened data directory and everything a front end may do with it.
+pub struct Api {
+    home: Home,
+}
+
+impl Api {
+    /// Opens a data directory as every host does. A broken `connectors.json` does not stop it from opening:
+    /// reads work, and mutating operations answer `config`.
+    pub async fn open(dir: &Path, options: HomeOptions) -> Result<Api, ApiError> {
+        Ok(Api::new(Home::open(dir, options).await?))
+    }
+
+    /// Over a data directory the host opened itself.
+    pub fn new(home: Home) -> Api {
+        Api { home }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.home.dir
+    }
+
+    /// Why `connectors.json` cannot be used, if it cannot.
+    pub fn config_error(&self) -> Option<&str> {
+        self.home.config_error.as_deref()
+    }
+
+    /// The runtime settings in force (defaults when `connectors.json` is broken).
+    pub fn settings(&self) -> &RuntimeSettings {
+        &self.home.settings
+    }
+
+    /// Stops the MCP servers this host started; call it before the host exits or drops the `Api`.
+    pub async fn shutdown(&self) {
+        self.home.connectors.shutdown().await;
+    }
+
+    /// The gate of every mutating operation: `config` while `connectors.json` is broken.
+    pub fn usable(&self) -> Result<(), ApiError> {
+        self.home
+            .usable()
+            .map_err(|message| ApiError::new(ErrorCode::Config, message))
+    }
+
+    // ---- runs and decisions ----
+
+    /// Runs a program; `source` says where it came from (`cli`, `Playground`, an MCP client's name).
+    pub async fn run(&self, code: &str, source: &str) -> Result<Outcome, ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.execute_from(code, Some(source)).await?)
+    }
+
+    /// Approves the pending call of a paused run and resumes it; with `edited` arguments the call runs with
+    /// those instead (checked against the tool's input schema). Unknown id: `not_found`; a run that is not
+    /// paused: `stale`; arguments that do not fit: `invalid_args` — nothing changes then.
+    pub async fn approve(
+        &self,
+        id: &str,
+        actor: Actor,
+        edited: Option<serde_json::Value>,
+    ) -> Result<Outcome, ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.approve(id, actor, edited).await?)
+    }
+
+    /// Approves several paused runs, each its own decision, in the given order.
+    pub async fn approve_each(
+        &self,
+        ids: &[String],
+        actor: Actor,
+    ) -> Vec<Result<Outcome, ApiError>> {
+        let mut outcomes = Vec::with_capacity(ids.len());
+        for id in ids {
+            outcomes.push(self.approve(id, actor, None).await);
+        }
+        outcomes
+    }
+
+    /// Rejects the pending call `seq` of a paused run, with an optional reason the agent reads; `stale` when
+    /// that call is not pending or the run is not paused.
+    pub async fn reject(
+        &self,
+        id: &str,
+        seq: u64,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.reject(id, seq, actor, reason).await?)
+    }
+
+    /// Rejects several pending calls, each its own decision, in the given order.
+    pub async fn reject_each(
+        &self,
+        calls: &[(String, u64)],
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Vec<Result<(), ApiError>> {
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, seq) in calls {
+            results.push(self.reject(id, *seq, actor, reason).await);
+        }
+        results
+    }
+
+    /// Undoes the applied calls of a run that have a revert.
+    pub async fn rollback(&self, id: &str) -> Result<RollbackReport, ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.rollback(id).await?)
+    }
+
+    /// What [`Api::rollback`] would revert, newest first; starts no server.
+    pub async fn rollback_plan(&self, id: &str) -> Result<Vec<ToolLogEntry>, ApiError> {
+        self.execution(id)?;
+        Ok(self.home.runtime.rollback_plan(id).await?)
+    }
+
+    /// Takes over a run left running by a process that died.
+    pub async fn recover(&self, id: &str) -> Result<Outcome, ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.recover(id).await?)
+    }
+
+    /// Deletes one run and what its connectors kept for rollback.
+    pub async fn delete(&self, id: &str) -> Result<(), ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.delete_execution(id).await?)
+    }
+
+    /// Keeps the newest `keep` runs (default: `runtime.maxExecutions`) and deletes the other finished ones;
+    /// returns how many were deleted.
+    pub async fn prune(&self, keep: Option<usize>) -> Result<usize, ApiError> {
+        self.usable()?;
+        let keep = keep.unwrap_or(self.home.settings.max_executions);
+        Ok(self.home.runtime.prune_executions(keep).await?)
+    }
+
+    /// Rejects paused runs older than `max_age` (default: `runtime.pausedTtl`); returns their ids.
+    pub async fn expire(&self, max_age: Option<Duration>) -> Result<Vec<String>, ApiError> {
+        self.usable()?;
+        let max_age = max_age.unwrap_or(self.home.settings.paused_ttl);
+        Ok(self.home.runtime.expire_paused(max_age).await?)
+    }
+
+    /// One round of the expiry sweep long-lived hosts (the app, `codemode mcp`) run every
+    /// [`Api::sweep_interval`]: paused runs past the configured TTL are rejected. Returns their ids. While
+    /// `connectors.json` is broken the round expires nothing (the gate would refuse) and is not an error:
+    /// hosts already report the broken file, and would otherwise log the same refusal every round.
+    pub async fn sweep(&self) -> Result<Vec<String>, ApiError> {
+        if self.usable().is_err() {
+            return Ok(Vec::new());
+        }
+        self.expire(None).await
+    }
+
+    /// How often long-lived hosts call [`Api::sweep`] (`runtime.expirySweepMinutes`).
+    pub fn sweep_interval(&self) -> Duration {
+        self.home.settings.expiry_sweep
+    }
+
+    /// Waits up to `timeout` for a person to decide on a run (from any process) and returns what
+    /// `codemode_wait` answers: the outcome once decided, else the paused outcome or `{status: "running"}`.
+    pub async fn wait(&self, id: &str, timeout: Duration) -> Result<WaitOutcome, ApiError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let execution = self.execution(id)?;
+            if WaitOutcome::settled(&execution) || tokio::time::Instant::now() >= deadline {
+                return Ok(WaitOutcome::of(&self.home.runtime, execution));
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            tokio::time::sleep(WAIT_POLL.min(left)).await;
+        }
+    }
+
+    // ---- reading ----
+
+    /// One run with its call log; `not_found` for an unknown id.
+    pub fn execution(&self, id: &str) -> Result<ExecutionState, ApiError> {
+        self.home
+            .runtime
+            .execution(id)?
+            .ok_or_else(|| ApiError::no_execution(id))
+    }
+
+    /// A page of run summaries, newest first, filtered by status and text (the app's audit log).
+    pub fn executions(&self, query: &ExecutionQuery) -> Result<ExecutionPage, ApiError> {
+        Ok(self.home.runtime.list_executions(query)?)
+    }
+
+    /// Runs newest first with their logs, filtered by status and limited in SQL (`codemode executions`).
+    pub fn executions_with_logs(
+        &self,
+        status: Option<ExecutionStatus>,
+        limit: Option<usize>,
+    ) -> Result<Vec<ExecutionState>, ApiError> {
+        Ok(self.home.runtime.executions_with_status(status, limit)?)
+    }
+
+    /// How many runs are in each status (statuses with none are left out).
+    pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, ApiError> {
+        Ok(self.home.runtime.status_counts()?)
+    }
+
+    /// A value that changes whenever runs or snippets change, from any process: cheap to poll.
+    pub fn change_token(&self) -> Result<(i64, u64), ApiError> {
+        Ok(self.home.runtime.change_token()?)
+    }
+
+    /// Pending calls of paused runs, newest run first; with an id, only that run's.
+    pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, ApiError> {
+        Ok(self.home.runtime.pending(id)?)
+    }
+
+    /// The approval queue: a card per pending call with its run's code and log, read in one query.
+    pub fn approval_cards(&self) -> Result<Vec<ApprovalCard>, ApiError> {
+        let paused = self.home.runtime.paused_executions()?;
+        Ok(cards::cards(paused, self.home.settings.paused_ttl))
+    }
+
+    /// Every connector with its methods, in one shape for every front end. MCP servers that have not started
+    /// yet are started to list theirs.
+    pub async fn connectors(&self) -> Vec<ConnectorInfo> {
+        listing::list(&self.home).await
+    }
+
+    /// Ranked search over connector methods and snippets.
+    pub async fn search(&self, query: &str) -> Result<SearchOutput, ApiError> {
+        Ok(self.home.runtime.search(query).await?)
+    }
+
+    /// A connector, method or snippet with its TypeScript declarations.
+    pub async fn describe(&self, target: &str) -> Result<DescribeOutput, ApiError> {
+        Ok(self.home.runtime.describe(target).await?)
+    }
+
+    /// The model-facing description of the `codemode` tool, with the configured connector hints.
+    pub fn tool_description(&self) -> String {
+        self.home.runtime.tool_description(&self.home.hints())
+    }
+
+    // ---- snippets ----
+
+    /// Every snippet, by name.
+    pub fn snippets(&self) -> Result<Vec<Snippet>, ApiError> {
+        Ok(self.home.runtime.snippets()?)
+    }
+
+    /// Saves a run's code as a snippet (an empty description counts as none); a name in use is replaced.
+    pub fn save_snippet(&self, name: &str, mut save: SaveSnippet) -> Result<Snippet, ApiError> {
+        self.usable()?;
+        self.execution(&save.execution_id)?;
+        save.description = save.description.filter(|d| !d.trim().is_empty());
+        Ok(self.home.runtime.save_snippet(name, save)?)
+    }
+
+    /// Deletes a snippet; `not_found` when there is none by that name.
+    pub fn delete_snippet(&self, name: &str) -> Result<(), ApiError> {
+        self.usable()?;
+        if self.home.runtime.delete_snippet(name)? {
+            Ok(())
+        } else {
+            Err(ApiError::not_found(format!("No snippet \"{name}\"")))
+        }
+    }
+
+    // ---- settings ----
+
+    /// The runtime settings in force, as the form shows them.
+    pub fn runtime_settings(&self) -> RuntimeForm {
+        RuntimeForm::from(&self.home.settings)
+    }
+
+    /// Writes the runtime settings into `connectors.json`, keeping the rest of the file. They take effect
+    /// when the data directory is opened again (the app reopens it; the CLI opens it per command).
+    pub fn save_runtime_settings(&self, form: &RuntimeForm) -> Result<(), ApiError> {
+        self.usable()?;
+        let settings = form.settings()?;
+        // The file parsed when the gate passed; what is left to fail is a value out of range.
+        config::save_runtime_settings(&self.home.dir, &settings)
+            .map_err(|e| ApiError::invalid_args(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,366 @@
+//! The API's contract: error codes, the config gate, the approval cards and the connector listing, over a
+//! real data directory (the default `connectors.json` with its `files` connector).
+
+use super::*;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The sandbox worker: beside the test binary's folder once the workspace is built; built if it is not.
+fn worker() -> PathBuf {
+    let worker = codemode::executor::default_worker_path();
+    if !worker.exists() {
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
+            .status()
+            .expect("cargo builds the worker");
+        assert!(status.success());
+    }
+    worker
+}
+
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("codemode-api-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a temporary data directory");
+    dir
+}
+
+async fn open(dir: &Path) -> Api {
+    let options = HomeOptions {
+        worker: Some(worker()),
+        ..HomeOptions::default()
+    };
+    Api::open(dir, options)
+        .await
+        .expect("the data directory opens")
+}
+
+const LIST_THEN_WRITE: &str = r#"async () => {
+  await files.list_dir({ path: "." });
+  await files.write_file({ path: "a.txt", content: "one" });
+  return "written";
+}"#;
+
+fn paused_id(outcome: &Outcome) -> String {
+    assert_eq!(outcome.status(), "paused", "{outcome:?}");
+    outcome.execution_id().to_owned()
+}
+
+fn code_of<T: std::fmt::Debug>(result: Result<T, ApiError>) -> ErrorCode {
+    match result {
+        Ok(value) => panic!("expected an error, got {value:?}"),
+        Err(error) => error.code,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn unknown_ids_are_not_found_everywhere() {
+    let api = open(&fresh_dir("unknown")).await;
+    let id = "exec_nope";
+    assert_eq!(code_of(api.execution(id)), ErrorCode::NotFound);
+    assert_eq!(
+        api.execution(id).err().map(|e| e.message),
+        Some("No execution \"exec_nope\"".to_owned())
+    );
+    assert_eq!(
+        code_of(api.approve(id, Actor::Api, None).await),
+        ErrorCode::NotFound
+    );
+    assert_eq!(
+        code_of(api.reject(id, 0, Actor::Api, None).await),
+        ErrorCode::NotFound
+    );
+    assert_eq!(code_of(api.rollback(id).await), ErrorCode::NotFound);
+    assert_eq!(code_of(api.rollback_plan(id).await), ErrorCode::NotFound);
+    assert_eq!(code_of(api.recover(id).await), ErrorCode::NotFound);
+    assert_eq!(code_of(api.delete(id).await), ErrorCode::NotFound);
+    assert_eq!(
+        code_of(api.wait(id, Duration::ZERO).await),
+        ErrorCode::NotFound
+    );
+    let save = SaveSnippet {
+        execution_id: id.to_owned(),
+        ..SaveSnippet::default()
+    };
+    assert_eq!(code_of(api.save_snippet("s", save)), ErrorCode::NotFound);
+    assert_eq!(code_of(api.delete_snippet("s")), ErrorCode::NotFound);
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn decisions_approve_reject_and_wait() {
+    let api = open(&fresh_dir("decide")).await;
+    let done = api.run("async () => 6 * 7", "test").await.expect("runs");
+    assert_eq!(done.status(), "completed");
+    // A stale approval changes nothing and says so with its code.
+    let again = api.approve(done.execution_id(), Actor::Api, None).await;
+    assert_eq!(code_of(again), ErrorCode::Stale);
+
+    let id = paused_id(&api.run(LIST_THEN_WRITE, "test").await.expect("runs"));
+    let waited = api.wait(&id, Duration::ZERO).await.expect("waits");
+    assert!(
+        matches!(&waited, WaitOutcome::Outcome(Outcome::Paused { pending, .. }) if pending[0].seq == 1),
+        "{waited:?}"
+    );
+    assert_eq!(
+        code_of(api.reject(&id, 7, Actor::Api, None).await),
+        ErrorCode::Stale
+    );
+    api.reject(&id, 1, Actor::Api, None)
+        .await
+        .expect("rejected");
+    assert_eq!(
+        code_of(api.reject(&id, 1, Actor::Api, None).await),
+        ErrorCode::Stale
+    );
+    let waited = serde_json::to_value(api.wait(&id, Duration::from_secs(5)).await.expect("waits"))
+        .expect("serialises");
+    assert_eq!(waited["status"], "error", "{waited}");
+    assert_eq!(waited["executionId"], id.as_str());
+
+    let id = paused_id(&api.run(LIST_THEN_WRITE, "test").await.expect("runs"));
+    let approved = api.approve(&id, Actor::Api, None).await.expect("approves");
+    assert_eq!(approved.status(), "completed", "{approved:?}");
+    let waited = serde_json::to_value(api.wait(&id, Duration::ZERO).await.expect("waits"))
+        .expect("serialises");
+    assert_eq!(
+        (&waited["status"], &waited["result"]),
+        (&json!("completed"), &json!("written"))
+    );
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_cards_come_from_one_query_with_code_and_earlier_calls() {
+    let api = open(&fresh_dir("cards")).await;
+    assert!(api.approval_cards().expect("cards").is_empty());
+    let first = paused_id(&api.run(LIST_THEN_WRITE, "first").await.expect("runs"));
+    let second = paused_id(&api.run(LIST_THEN_WRITE, "second").await.expect("runs"));
+    let done = api.run("async () => 1", "done").await.expect("runs");
+    assert_eq!(done.status(), "completed");
+
+    let cards = api.approval_cards().expect("cards");
+    let ids: Vec<&str> = cards
+        .iter()
+        .map(|c| c.action.execution_id.as_str())
+        .collect();
+    assert_eq!(
+        ids,
+        vec![second.as_str(), first.as_str()],
+        "newest run first"
+    );
+    let card = &cards[0];
+    assert_eq!(
+        (
+            card.action.seq,
+            card.action.connector.as_str(),
+            card.action.method.as_str()
+        ),
+        (1, "files", "write_file")
+    );
+    assert_eq!(
+        card.action.args,
+        Some(json!({"path": "a.txt", "content": "one"}))
+    );
+    assert_eq!(card.execution.code, LIST_THEN_WRITE);
+    assert_eq!(card.execution.source.as_deref(), Some("second"));
+    let earlier: Vec<(u64, &str)> = card
+        .execution
+        .log
+        .iter()
+        .map(|e| (e.seq, e.method.as_str()))
+        .collect();
+    assert_eq!(earlier, vec![(0, "list_dir"), (1, "write_file")]);
+    let ttl = api.settings().paused_ttl.as_millis() as i64;
+    assert_eq!(card.expires_at, card.execution.updated_at + ttl);
+    // The same pending calls as the runtime lists them, in the same order.
+    let pending: Vec<PendingAction> = cards.iter().map(|c| c.action.clone()).collect();
+    assert_eq!(pending, api.pending(None).expect("pending"));
+    let shown = serde_json::to_value(card).expect("serialises");
+    assert!(shown.get("expiresAt").is_some() && shown["execution"]["log"].is_array());
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn executions_with_logs_filter_and_limit() {
+    let api = open(&fresh_dir("pages")).await;
+    let mut paused = Vec::new();
+    for _ in 0..3 {
+        paused.push(paused_id(
+            &api.run(LIST_THEN_WRITE, "t").await.expect("runs"),
+        ));
+    }
+    api.run("async () => 1", "t").await.expect("runs");
+    let all = api.executions_with_logs(None, None).expect("all");
+    assert_eq!(all.len(), 4);
+    let two = api
+        .executions_with_logs(Some(ExecutionStatus::Paused), Some(2))
+        .expect("paused");
+    let ids: Vec<&str> = two.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(ids, vec![paused[2].as_str(), paused[1].as_str()]);
+    assert_eq!(two[0].log.len(), 2, "with the log");
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_config_refuses_every_mutation_with_config_and_reads_still_work() {
+    let dir = fresh_dir("broken");
+    let good = open(&dir).await;
+    let id = paused_id(&good.run(LIST_THEN_WRITE, "t").await.expect("runs"));
+    good.shutdown().await;
+    drop(good);
+    std::fs::write(
+        dir.join("connectors.json"),
+        "{\n  \"connectors\": {\n    \"files\": { \"type\": \"files\", \"root\": 5 }\n  }\n}\n",
+    )
+    .expect("write the broken file");
+    let api = open(&dir).await;
+    assert!(api.config_error().is_some());
+    let config = ErrorCode::Config;
+    assert_eq!(code_of(api.run("async () => 1", "t").await), config);
+    assert_eq!(code_of(api.approve(&id, Actor::Api, None).await), config);
+    assert_eq!(code_of(api.reject(&id, 1, Actor::Api, None).await), config);
+    assert_eq!(code_of(api.rollback(&id).await), config);
+    assert_eq!(code_of(api.recover(&id).await), config);
+    assert_eq!(code_of(api.delete(&id).await), config);
+    assert_eq!(code_of(api.prune(Some(0)).await), config);
+    assert_eq!(code_of(api.expire(Some(Duration::ZERO)).await), config);
+    assert_eq!(
+        api.sweep().await,
+        Ok(Vec::new()),
+        "the timer's round expires nothing"
+    );
+    let save = SaveSnippet {
+        execution_id: id.clone(),
+        ..SaveSnippet::default()
+    };
+    assert_eq!(code_of(api.save_snippet("s", save)), config);
+    assert_eq!(code_of(api.delete_snippet("s")), config);
+    assert_eq!(
+        code_of(api.save_runtime_settings(&api.runtime_settings())),
+        config
+    );
+    let message = api.run("async () => 1", "t").await.err().map(|e| e.message);
+    assert!(
+        message.is_some_and(|m| m.starts_with("connectors.json is invalid: ")),
+        "the message says why"
+    );
+
+    // Reading works, and nothing was changed by the refused operations.
+    assert_eq!(
+        api.execution(&id).expect("reads").status,
+        ExecutionStatus::Paused
+    );
+    assert_eq!(api.approval_cards().expect("cards").len(), 1);
+    assert_eq!(api.pending(None).expect("pending").len(), 1);
+    assert_eq!(
+        api.executions(&ExecutionQuery::default())
+            .expect("page")
+            .executions
+            .len(),
+        1
+    );
+    assert!(api.snippets().expect("snippets").is_empty());
+    assert!(api.rollback_plan(&id).await.expect("plan").is_empty());
+    assert!(api.connectors().await.is_empty());
+    assert_eq!(api.runtime_settings().paused_ttl, "1d");
+    let waited = api.wait(&id, Duration::ZERO).await.expect("waits");
+    assert!(matches!(
+        waited,
+        WaitOutcome::Outcome(Outcome::Paused { .. })
+    ));
+    api.shutdown().await;
+}
+
+/// An object's keys, in order.
+fn keys(value: &serde_json::Value) -> Vec<&str> {
+    value
+        .as_object()
+        .map(|o| o.keys().map(String::as_str).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connectors_are_listed_in_one_shape() {
+    let dir = fresh_dir("listing");
+    let api = open(&dir).await;
+    let listing = serde_json::to_value(api.connectors().await).expect("serialises");
+    let files = &listing[0];
+    assert_eq!(
+        keys(files),
+        vec![
+            "name", "kind", "endpoint", "status", "error", "hint", "methods"
+        ]
+    );
+    assert_eq!(
+        (
+            &files["name"],
+            &files["kind"],
+            &files["status"],
+            &files["error"]
+        ),
+        (
+            &json!("files"),
+            &json!("files"),
+            &json!("ready"),
+            &json!(null)
+        )
+    );
+    assert!(
+        files["endpoint"]
+            .as_str()
+            .is_some_and(|e| e.ends_with("workspace")),
+        "{files}"
+    );
+    let write = files["methods"]
+        .as_array()
+        .and_then(|methods| methods.iter().find(|m| m["name"] == "write_file"))
+        .cloned()
+        .expect("write_file is listed");
+    assert_eq!(
+        keys(&write),
+        vec![
+            "name",
+            "description",
+            "requiresApproval",
+            "replay",
+            "revertible",
+            "hidden"
+        ]
+    );
+    assert_eq!(
+        (
+            &write["requiresApproval"],
+            &write["replay"],
+            &write["revertible"],
+            &write["hidden"]
+        ),
+        (&json!(true), &json!("log"), &json!(true), &json!(false))
+    );
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn runtime_settings_are_read_and_written_through_connectors_json() {
+    let dir = fresh_dir("settings");
+    let api = open(&dir).await;
+    let mut form = api.runtime_settings();
+    assert_eq!(
+        (form.paused_ttl.as_str(), form.expiry_sweep_minutes),
+        ("1d", 10)
+    );
+    form.paused_ttl = "soon".to_owned();
+    assert_eq!(
+        code_of(api.save_runtime_settings(&form)),
+        ErrorCode::InvalidArgs
+    );
+    form.paused_ttl = "90m".to_owned();
+    api.save_runtime_settings(&form).expect("saved");
+    api.shutdown().await;
+    drop(api);
+    let reopened = open(&dir).await;
+    assert_eq!(reopened.runtime_settings().paused_ttl, "90m");
+    assert_eq!(reopened.sweep_interval(), Duration::from_secs(600));
+    reopened.shutdown().await;
+}
