@@ -146,6 +146,15 @@ impl Report {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // `reject`'s words are checked here so a malformed call is bad usage (exit 2), as clap reports its own.
+    if let Command::Reject { calls, .. } = &cli.command
+        && let Err(error) = reject_targets(calls)
+    {
+        use clap::CommandFactory;
+        Cli::command()
+            .error(clap::error::ErrorKind::ValueValidation, error.message)
+            .exit();
+    }
     let runtime = match codemode_cli::async_runtime() {
         Ok(runtime) => runtime,
         Err(e) => {

@@ -126,8 +126,8 @@ fn run_pending_approve_show_and_rollback() {
     }
 
     let (code, again) = json(&home, &["approve", &id]);
-    assert_eq!(code, 1, "a stale approval is an error outcome: {again}");
-    assert_eq!(again["status"], "error");
+    assert_eq!(code, 1, "a stale approval is refused: {again}");
+    assert_eq!(again["code"], "stale", "{again}");
 
     let (code, report) = json(&home, &["rollback", &id]);
     assert_eq!(code, 0);
@@ -227,6 +227,60 @@ fn run_reads_stdin_and_error_outcomes_exit_1() {
 }
 
 #[test]
+fn several_decisions_at_once_each_stand_alone_and_a_stale_one_fails_alone() {
+    let home = home("several");
+    let file = program(&home, "write.js", WRITE);
+    let (_, a) = json(&home, &["run", &file]);
+    let (_, done) = json(&home, &["run", &program(&home, "one.js", "async () => 1")]);
+    let (_, b) = json(&home, &["run", &file]);
+    let (a, done, b) = (
+        a["executionId"].as_str().unwrap().to_owned(),
+        done["executionId"].as_str().unwrap().to_owned(),
+        b["executionId"].as_str().unwrap().to_owned(),
+    );
+    let (code, outcomes) = json(&home, &["approve", &a, &done, &b]);
+    assert_eq!(code, 1, "one of them was refused: {outcomes}");
+    assert_eq!(outcomes[0]["status"], "completed", "{outcomes}");
+    assert_eq!(outcomes[0]["executionId"], a);
+    assert_eq!(
+        outcomes[1],
+        json!({"executionId": done, "code": "stale",
+               "error": format!("Execution \"{done}\" is not paused (status: completed); only a paused run can be approved.")})
+    );
+    assert_eq!(outcomes[2]["status"], "completed", "{outcomes}");
+
+    let (_, c) = json(&home, &["run", &file]);
+    let (_, d) = json(&home, &["run", &file]);
+    let (c, d) = (
+        c["executionId"].as_str().unwrap().to_owned(),
+        d["executionId"].as_str().unwrap().to_owned(),
+    );
+    let (code, rejected) = json(
+        &home,
+        &[
+            "reject",
+            &format!("{c}:0"),
+            &format!("{d}:0"),
+            "--reason",
+            "not today",
+        ],
+    );
+    assert_eq!(code, 0, "{rejected}");
+    assert_eq!(
+        rejected,
+        json!([{"executionId": c, "seq": 0, "rejected": true}, {"executionId": d, "seq": 0, "rejected": true}])
+    );
+    let (_, shown) = json(&home, &["show", &d]);
+    assert_eq!(
+        shown["error"],
+        "Action files.write_file rejected by user: not today"
+    );
+    assert_eq!(shown["log"][0]["decision"]["reason"], "not today");
+    let text = codemode(&home, &["approve", &a, "--args", "{}", &b]);
+    assert_eq!(text.code, 1, "--args edits one call: {}", text.stderr);
+}
+
+#[test]
 fn reject_and_its_exit_codes() {
     let home = home("reject");
     let file = program(&home, "write.js", WRITE);
@@ -237,7 +291,7 @@ fn reject_and_its_exit_codes() {
         (code, wrong_seq),
         (
             1,
-            json!({"error": format!("Execution {id} has no pending call 5 — nothing was rejected"), "code": "stale"})
+            json!({"error": format!("Call 5 of execution \"{id}\" is not waiting for a decision."), "code": "stale"})
         )
     );
     let (code, rejected) = json(&home, &["reject", &id, "0"]);

@@ -20,6 +20,12 @@ WRITE = """async () => {
   return { written, back: (await files.read_file({ path: "from-agent.txt" })).content };
 }"""
 
+# Reads back whatever path the write went to, so an edited approval shows its own effect.
+EDITABLE = """async () => {
+  const written = await files.write_file({ path: "draft.txt", content: "first draft" });
+  return { written, back: (await files.read_file({ path: written.path })).content };
+}"""
+
 
 def show(label, value):
     print(f"{label}: {json.dumps(value, ensure_ascii=False)}", flush=True)
@@ -76,15 +82,35 @@ async def main_flows():
             check(result["result"]["back"] == "approved by a person", "the approved write happened")
             check(result["result"]["written"]["created"] is True, "created")
 
-            # Reject.
+            # Reject with a reason: the agent reads it in codemode_wait.
             paused = await call(session, "codemode", {"code": WRITE.replace("from-agent", "rejected")})
             rid = paused.structured_content["executionId"]
-            reject = cli("reject", rid, "0")
+            reject = cli("reject", rid, "0", "--reason", "write under drafts/ instead")
             check(reject.returncode == 0, "codemode reject succeeds")
             rejected = await call(session, "codemode_wait", {"executionId": rid, "timeoutSeconds": 5})
             check(rejected.structured_content["status"] == "error", "a rejected run waits to an error outcome")
             check(not rejected.is_error, "an outcome, not misuse")
-            check("reject" in rejected.structured_content["error"].lower(), "the stored rejection text")
+            check(rejected.structured_content["error"]
+                  == "Action files.write_file rejected by user: write under drafts/ instead",
+                  "the rejection text carries the reason")
+            stale = cli("reject", rid, "0")
+            check(stale.returncode == 1 and json.loads(stale.stdout)["code"] == "stale", "a second reject is stale")
+
+            # Edit, then approve: the edited call is what runs, and the agent sees both argument sets.
+            paused = await call(session, "codemode", {"code": EDITABLE})
+            eid = paused.structured_content["executionId"]
+            edited = {"path": "drafts/edited.txt", "content": "edited by a person"}
+            approve = cli("approve", eid, "--args", json.dumps(edited))
+            check(approve.returncode == 0, "codemode approve --args succeeds")
+            done = await call(session, "codemode_wait", {"executionId": eid})
+            out_edited = done.structured_content
+            check(out_edited["status"] == "completed", "completed with the edit")
+            check(out_edited["result"]["written"]["path"] == "drafts/edited.txt", "the edited write happened")
+            check(out_edited["result"]["back"] == "edited by a person", "the file holds the edited content")
+            call0 = out_edited["calls"][0]
+            check(call0["args"]["path"] == "draft.txt" and call0["decision"]["kind"] == "edited"
+                  and call0["decision"]["args"] == edited and call0["decision"]["by"] == "cli",
+                  "calls show what the program sent and what ran")
 
             # Roll back, then wait reports it.
             rollback = cli("rollback", out["executionId"])

@@ -651,12 +651,17 @@ impl Runtime {
                 execution_id: id.to_owned(),
                 seq,
             };
-            let revert = registered.connector.revert(
-                &entry.method,
-                entry.args.clone(),
-                entry.result.clone(),
-                ctx,
-            );
+            // A revert undoes what ran: for an edited approval, the person's arguments, not the program's.
+            let ran_with = match &entry.decision {
+                Some(decision) if decision.kind == crate::model::DecisionKind::Edited => {
+                    decision.args.clone()
+                }
+                _ => entry.args.clone(),
+            };
+            let revert =
+                registered
+                    .connector
+                    .revert(&entry.method, ran_with, entry.result.clone(), ctx);
             match tokio::time::timeout(self.inner.options.revert_timeout, revert).await {
                 Ok(Ok(true)) => {
                     self.inner.store.mark_reverted(id, seq, self.inner.now())?;

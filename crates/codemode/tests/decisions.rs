@@ -156,6 +156,11 @@ async fn an_edited_approval_runs_the_edited_arguments_and_keeps_what_the_program
     assert_eq!(done["calls"][1]["decision"]["kind"], "edited");
     assert_eq!(done["calls"][1]["decision"]["args"], edited);
     assert_eq!(done["calls"][1]["decision"]["by"], "console");
+
+    // A rollback undoes what ran: the revert gets the edited arguments.
+    let report = runtime.rollback(&id).await.unwrap();
+    assert_eq!(report.reverted.len(), 1, "{report:?}");
+    assert_eq!(ledger.with(|s| s.reverted_args.clone()), [Some(edited)]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -21,6 +21,8 @@ pub struct LedgerState {
     pub received: Vec<Received>,
     /// Every `revert`, in order: (execution id, seq, method).
     pub reverted: Vec<(String, u64, String)>,
+    /// The arguments each revert was given, in the same order.
+    pub reverted_args: Vec<Option<Value>>,
     /// Named entities (`create` / `remove`), as a server's store.
     pub entities: BTreeMap<String, Value>,
     /// Payments applied by `pay` and `charge` (their effect happens before they fail).
@@ -192,6 +194,7 @@ impl Connector for Ledger {
             self.with(|s| {
                 s.reverted
                     .push((ctx.execution_id.clone(), ctx.seq, method.to_owned()));
+                s.reverted_args.push(args.clone());
                 if method == "create"
                     && let Some(name) = args.as_ref().and_then(|a| a["name"].as_str())
                 {
