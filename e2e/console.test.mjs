@@ -174,24 +174,6 @@ await test("reject with a reason ends the run as rejected, and Executions says w
   await shot("executions-rejected");
 });
 
-await test("an approval edited from the command line shows both argument sets", async () => {
-  await playground(WRITE("draft.txt", "first"));
-  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
-  const [pending] = cli("pending");
-  const edited = JSON.stringify({ path: "edited.txt", content: "second" });
-  const outcome = cli("approve", pending.executionId, "--args", edited);
-  assert(outcome.status === "completed", JSON.stringify(outcome));
-  assert(readFileSync(join(HOME, "workspace", "edited.txt"), "utf8") === "second", "the edited call ran");
-  assert(!existsSync(join(HOME, "workspace", "draft.txt")), "the original did not");
-  await nav("executions");
-  await click('#status-chips [data-status="completed"]');
-  await browser.execute((id) => { const row = [...document.querySelectorAll("#executions-list .row")].find((r) => r.innerText.includes(id.slice(-4))); if (row) row.click(); }, pending.executionId);
-  await waitText("#timeline", (t) => t.includes("approved with edits by cli"), "the edited decision");
-  await click('#timeline .entry[data-seq="1"] .entry-head');
-  const timeline = await waitText("#timeline", (t) => t.includes("Arguments that ran (edited)"), "both argument sets");
-  assert(timeline.includes("draft.txt") && timeline.includes("edited.txt"), timeline);
-});
-
 await test("roll back of a files write restores the file", async () => {
   const path = join(HOME, "workspace", "notes", "plan.md");
   await nav("executions");
@@ -204,6 +186,25 @@ await test("roll back of a files write restores the file", async () => {
   await waitText("#rollback-report", (t) => t.includes("reverted #1 files.write_file"), "the rollback report");
   assert(!existsSync(path), "the written file is gone again");
   await shot("executions-rolled-back");
+});
+
+await test("an approval edited from the command line shows both argument sets", async () => {
+  await playground(WRITE("draft.txt", "first"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  const [pending] = cli("pending");
+  const edited = JSON.stringify({ path: "edited.txt", content: "second" });
+  const outcome = cli("approve", pending.executionId, "--args", edited);
+  assert(outcome.status === "completed", JSON.stringify(outcome));
+  assert(readFileSync(join(HOME, "workspace", "edited.txt"), "utf8") === "second", "the edited call ran");
+  assert(!existsSync(join(HOME, "workspace", "draft.txt")), "the original did not");
+  await nav("executions");
+  await click('#status-chips [data-status="completed"]');
+  await waitText("#executions-list", (t) => t.includes(pending.executionId.slice(-4)), "the edited run is listed");
+  await browser.execute((id) => { const row = [...document.querySelectorAll("#executions-list .row")].find((r) => r.innerText.includes(id.slice(-4))); if (row) row.click(); }, pending.executionId);
+  await waitText("#timeline", (t) => t.includes("approved with edits by cli"), "the edited decision");
+  await click('#timeline .entry[data-seq="1"] .entry-head');
+  const timeline = await waitText("#timeline", (t) => t.toLowerCase().includes("arguments that ran (edited)"), "both argument sets");
+  assert(timeline.includes("draft.txt") && timeline.includes("edited.txt"), timeline);
 });
 
 await test("a pause from a separate codemode process appears, with a desktop notification", async () => {

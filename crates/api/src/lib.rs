@@ -100,11 +100,14 @@ impl Api {
         ids: &[String],
         actor: Actor,
     ) -> Vec<Result<Outcome, ApiError>> {
-        let mut outcomes = Vec::with_capacity(ids.len());
-        for id in ids {
-            outcomes.push(self.approve(id, actor, None).await);
+        if let Err(error) = self.usable() {
+            return ids.iter().map(|_| Err(error.clone())).collect();
         }
+        let outcomes = self.home.runtime.approve_each(ids, actor).await;
         outcomes
+            .into_iter()
+            .map(|o| o.map_err(ApiError::from))
+            .collect()
     }
 
     /// Rejects the pending call `seq` of a paused run, with an optional reason the agent reads; `stale` when
@@ -127,11 +130,14 @@ impl Api {
         actor: Actor,
         reason: Option<&str>,
     ) -> Vec<Result<(), ApiError>> {
-        let mut results = Vec::with_capacity(calls.len());
-        for (id, seq) in calls {
-            results.push(self.reject(id, *seq, actor, reason).await);
+        if let Err(error) = self.usable() {
+            return calls.iter().map(|_| Err(error.clone())).collect();
         }
+        let results = self.home.runtime.reject_each(calls, actor, reason).await;
         results
+            .into_iter()
+            .map(|r| r.map_err(ApiError::from))
+            .collect()
     }
 
     /// Undoes the applied calls of a run that have a revert.

@@ -606,18 +606,23 @@ fn mcp_server_round_trips_with_the_official_python_client() {
     );
 }
 
-/// Malformed and oversized JSON-RPC lines do not stop the server; it keeps answering.
-#[test]
-fn mcp_server_survives_malformed_and_oversized_messages() {
-    let home = home("mcp-raw");
-    let mut child = Command::new(BINARY)
+/// `codemode mcp` on `home`, spoken to over raw pipes.
+fn mcp_server(home: &Path) -> std::process::Child {
+    Command::new(BINARY)
         .args(["--home", home.to_str().unwrap(), "mcp"])
         .env("CODEMODE_WORKER", worker())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Malformed and oversized JSON-RPC lines do not stop the server; it keeps answering.
+#[test]
+fn mcp_server_survives_malformed_and_oversized_messages() {
+    let home = home("mcp-raw");
+    let mut child = mcp_server(&home);
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let huge = format!(
@@ -678,14 +683,7 @@ fn mcp_server_survives_malformed_and_oversized_messages() {
 #[test]
 fn mcp_server_answers_oversized_malformed_and_invalid_requests_and_keeps_serving() {
     let home = home("mcp-answers");
-    let mut child = Command::new(BINARY)
-        .args(["--home", home.to_str().unwrap(), "mcp"])
-        .env("CODEMODE_WORKER", worker())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = mcp_server(&home);
     let pid = child.id();
     let mut stdin = child.stdin.take().unwrap();
     // Read on a thread, so a request left unanswered fails the test instead of hanging it.

@@ -11,26 +11,10 @@ use codemode::{
     RuntimeOptions,
 };
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use support::ledger::Ledger;
-
-fn temp_db() -> PathBuf {
-    std::env::temp_dir()
-        .join(format!("codemode-decisions-{}", uuid::Uuid::new_v4()))
-        .join("codemode.db")
-}
-
-async fn open(db: &Path, ledger: &Arc<Ledger>) -> Runtime {
-    let options = RuntimeOptions {
-        worker: Some(support::worker_path()),
-        ..RuntimeOptions::default()
-    };
-    Runtime::open(db, options, vec![ledger.clone()])
-        .await
-        .expect("runtime opens")
-}
+use support::ledger::{Ledger, temp_db};
 
 fn json_of(outcome: &Outcome) -> Value {
     serde_json::to_value(outcome).expect("outcome serialises")
@@ -41,7 +25,7 @@ const WRITE: &str = "async () => { await ledger.read(); return await ledger.writ
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_rollback() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let rejected = runtime
         .execute(WRITE)
         .await
@@ -122,7 +106,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
 #[tokio::test(flavor = "multi_thread")]
 async fn an_edited_approval_runs_the_edited_arguments_and_keeps_what_the_program_sent() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let id = runtime
         .execute(WRITE)
         .await
@@ -166,7 +150,7 @@ async fn an_edited_approval_runs_the_edited_arguments_and_keeps_what_the_program
 #[tokio::test(flavor = "multi_thread")]
 async fn edited_arguments_that_do_not_fit_the_input_schema_change_nothing() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let id = runtime
         .execute(WRITE)
         .await
@@ -198,14 +182,7 @@ async fn edited_arguments_that_do_not_fit_the_input_schema_change_nothing() {
 async fn expiry_is_recorded_as_an_expired_decision() {
     let ledger = Ledger::new();
     let clock = support::TestClock::at(1_700_000_000_000);
-    let options = RuntimeOptions {
-        worker: Some(support::worker_path()),
-        clock: clock.clone(),
-        ..RuntimeOptions::default()
-    };
-    let runtime = Runtime::open(&temp_db(), options, vec![ledger.clone()])
-        .await
-        .unwrap();
+    let runtime = ledger.runtime_with(clock.clone()).await;
     let id = runtime
         .execute(WRITE)
         .await
@@ -230,7 +207,7 @@ async fn expiry_is_recorded_as_an_expired_decision() {
 #[tokio::test(flavor = "multi_thread")]
 async fn several_decisions_at_once_each_stand_alone() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let a = runtime
         .execute(WRITE)
         .await

@@ -5,38 +5,12 @@
 
 mod support;
 
-use codemode::{Actor, ExecutionStatus, Outcome, Runtime, RuntimeError, RuntimeOptions};
+use codemode::{Actor, ExecutionStatus, Outcome, RuntimeError};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use support::TestClock;
-use support::ledger::Ledger;
-
-fn temp_db() -> PathBuf {
-    std::env::temp_dir()
-        .join(format!("codemode-trust-{}", uuid::Uuid::new_v4()))
-        .join("codemode.db")
-}
-
-async fn open(db: &Path, ledger: &Arc<Ledger>) -> Runtime {
-    open_with_clock(db, ledger, Arc::new(codemode::SystemClock)).await
-}
-
-async fn open_with_clock(
-    db: &Path,
-    ledger: &Arc<Ledger>,
-    clock: Arc<dyn codemode::Clock>,
-) -> Runtime {
-    let options = RuntimeOptions {
-        worker: Some(support::worker_path()),
-        clock,
-        ..RuntimeOptions::default()
-    };
-    Runtime::open(db, options, vec![ledger.clone()])
-        .await
-        .expect("runtime opens")
-}
+use support::ledger::{Ledger, temp_db};
 
 fn json_of(outcome: &Outcome) -> Value {
     serde_json::to_value(outcome).expect("outcome serialises")
@@ -63,7 +37,7 @@ const NO_ARGS_THEN_ARGS: &str = "async () => {
 async fn an_approved_call_without_arguments_never_runs_with_arguments() {
     let ledger = Ledger::new();
     ledger.with(|s| s.mode = json!("quiet"));
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let paused = json_of(&runtime.execute(NO_ARGS_THEN_ARGS).await.unwrap());
     assert_eq!(paused["status"], "paused", "{paused}");
     assert!(paused["pending"][0].get("args").is_none(), "{paused}");
@@ -95,7 +69,7 @@ async fn an_approved_call_without_arguments_never_runs_with_arguments() {
 async fn an_approved_call_with_arguments_never_runs_without_them() {
     let ledger = Ledger::new();
     ledger.with(|s| s.mode = json!("loud"));
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let paused = runtime.execute(NO_ARGS_THEN_ARGS).await.unwrap();
     let id = paused.execution_id().to_owned();
     ledger.with(|s| s.mode = json!("quiet"));
@@ -113,7 +87,7 @@ async fn undefined_and_an_undefined_to_json_are_both_no_arguments() {
     // Both serialise to nothing: approving one and replaying the other is the same call.
     let ledger = Ledger::new();
     ledger.with(|s| s.mode = json!("undefined"));
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let code = "async () => {
       const mode = await ledger.mode();
       return await ledger.write(mode === 'undefined' ? undefined : { toJSON() { return undefined } });
@@ -142,7 +116,7 @@ async fn a_function_argument_is_no_arguments_and_never_matches_some() {
     // call of its own on replay.
     let ledger = Ledger::new();
     ledger.with(|s| s.mode = json!("function"));
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let code = "async () => {
       const mode = await ledger.mode();
       return await ledger.write(mode === 'function' ? () => 1 : { path: 'a' });
@@ -170,7 +144,7 @@ const PAY_THEN_WRITE: &str = "async () => {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approved_call_that_failed_after_its_effect_is_replayed_as_its_error_not_run_again() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let id = runtime
         .execute(PAY_THEN_WRITE)
         .await
@@ -202,7 +176,7 @@ async fn an_approved_call_that_failed_after_its_effect_is_replayed_as_its_error_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_call_that_failed_after_its_effect_without_approval_is_not_run_again() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let code = "async () => {
       let first;
       try { await ledger.charge({ amount: 7 }); } catch (e) { first = e.message; }
@@ -225,7 +199,7 @@ async fn a_call_that_failed_after_its_effect_without_approval_is_not_run_again()
 #[tokio::test(flavor = "multi_thread")]
 async fn a_step_value_json_cannot_carry_is_refused_when_recorded() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     for (value, what) in [
         (
             "new Map([[1, 2]])",
@@ -260,7 +234,7 @@ async fn a_step_returns_in_its_first_pass_what_replay_will_return() {
     // A Date crosses JSON as its ISO string: the program sees that string from the first pass on, so what it
     // passes to an approved call does not change on replay.
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let code = "async () => {
       const when = await codemode.step('when', () => new Date(0));
       await ledger.write({ kind: typeof when, when });
@@ -279,7 +253,7 @@ async fn a_step_returns_in_its_first_pass_what_replay_will_return() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_final_result_with_a_lone_surrogate_is_an_error_not_an_empty_success() {
-    let runtime = open(&temp_db(), &Ledger::new()).await;
+    let runtime = Ledger::new().runtime().await;
     for code in [
         "async () => 'report' + String.fromCharCode(0xD800)",
         "async () => { const a = {}; a.self = a; return a; }",
@@ -318,7 +292,7 @@ async fn a_final_result_with_a_lone_surrogate_is_an_error_not_an_empty_success()
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rollback_leaves_what_a_refused_call_did_not_create() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let a = runtime
         .execute("async () => ledger.create({ name: 'alice' })")
         .await
@@ -348,7 +322,7 @@ async fn a_rollback_leaves_what_a_refused_call_did_not_create() {
 async fn an_approved_call_a_diverged_replay_never_reached_is_not_reverted() {
     let ledger = Ledger::new();
     ledger.with(|s| s.mode = json!("one"));
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let code = "async () => {
       const mode = await ledger.mode();
       await ledger.create({ name: 'x-' + mode });
@@ -384,7 +358,7 @@ async fn an_approved_call_a_diverged_replay_never_reached_is_not_reverted() {
 #[tokio::test(flavor = "multi_thread")]
 async fn reject_after_rollback_leaves_the_run_rolled_back() {
     let ledger = Ledger::new();
-    let runtime = open(&temp_db(), &ledger).await;
+    let runtime = ledger.runtime().await;
     let id = runtime
         .execute("async () => { await ledger.create({ name: 'bob' }); await ledger.write({ path: 'w' }); }")
         .await
@@ -406,7 +380,7 @@ async fn reject_after_rollback_leaves_the_run_rolled_back() {
 async fn a_live_pass_can_be_neither_deleted_nor_expired() {
     let ledger = Ledger::new();
     let clock = TestClock::at(1_700_000_000_000);
-    let runtime = open_with_clock(&temp_db(), &ledger, clock.clone()).await;
+    let runtime = ledger.runtime_with(clock.clone()).await;
     let running = {
         let runtime = runtime.clone();
         tokio::spawn(async move {
@@ -453,7 +427,9 @@ async fn a_live_pass_can_be_neither_deleted_nor_expired() {
 async fn a_rollback_left_by_a_dead_process_can_be_retried() {
     let ledger = Ledger::new();
     let db = temp_db();
-    let runtime = open(&db, &ledger).await;
+    let runtime = ledger
+        .runtime_at(&db, Arc::new(codemode::SystemClock))
+        .await;
     let id = runtime
         .execute("async () => { await ledger.create({ name: 'carol' }); await ledger.create({ name: 'dave' }); }")
         .await

@@ -6,6 +6,13 @@ use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+/// A database path in a fresh temporary folder.
+pub fn temp_db() -> std::path::PathBuf {
+    std::env::temp_dir()
+        .join(format!("codemode-ledger-{}", uuid::Uuid::new_v4()))
+        .join("codemode.db")
+}
+
 /// One input the connector received.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Received {
@@ -60,6 +67,36 @@ impl Ledger {
 
     pub fn with<T>(&self, f: impl FnOnce(&mut LedgerState) -> T) -> T {
         f(&mut self.state.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// A runtime over a fresh database in a temporary folder, with this ledger as its connector.
+    pub async fn runtime(self: &Arc<Self>) -> codemode::Runtime {
+        self.runtime_with(Arc::new(codemode::SystemClock)).await
+    }
+
+    /// The same, on `clock`.
+    pub async fn runtime_with(
+        self: &Arc<Self>,
+        clock: Arc<dyn codemode::Clock>,
+    ) -> codemode::Runtime {
+        self.runtime_at(&temp_db(), clock).await
+    }
+
+    /// A runtime over `db`, with this ledger as its connector.
+    pub async fn runtime_at(
+        self: &Arc<Self>,
+        db: &std::path::Path,
+        clock: Arc<dyn codemode::Clock>,
+    ) -> codemode::Runtime {
+        let options = codemode::RuntimeOptions {
+            worker: Some(super::worker_path()),
+            clock,
+            ..codemode::RuntimeOptions::default()
+        };
+        let connectors: Vec<Arc<dyn Connector>> = vec![self.clone()];
+        codemode::Runtime::open(db, options, connectors)
+            .await
+            .expect("runtime opens")
     }
 
     /// Inputs received for one execution.
@@ -130,52 +167,44 @@ impl Connector for Ledger {
         ctx: CallContext,
     ) -> BoxFuture<'a, Result<Option<Value>, String>> {
         Box::pin(async move {
-            if method == "hold" {
-                self.with(|s| {
-                    s.received.push(Received {
-                        execution_id: ctx.execution_id.clone(),
-                        seq: ctx.seq,
-                        method: method.to_owned(),
-                        args: args.clone(),
-                    })
-                });
-                let permit = self.gate.acquire().await.map_err(|e| e.to_string())?;
-                permit.forget();
-                return Ok(Some(json!({"held": true})));
-            }
             self.with(|s| {
                 s.received.push(Received {
                     execution_id: ctx.execution_id.clone(),
                     seq: ctx.seq,
                     method: method.to_owned(),
                     args: args.clone(),
-                });
-                match method {
-                    "write" | "read" => Ok(Some(json!({"ok": true}))),
-                    "pay" => {
-                        s.payments.push(args.clone().unwrap_or(Value::Null));
-                        Err("ledger.pay timed out after 1000 ms".to_owned())
-                    }
-                    "charge" => {
-                        s.payments.push(args.clone().unwrap_or(Value::Null));
-                        Err("charge failed: upstream returned 502".to_owned())
-                    }
-                    "create" => {
-                        let name = args
-                            .as_ref()
-                            .and_then(|a| a["name"].as_str())
-                            .unwrap_or_default()
-                            .to_owned();
-                        if s.entities.contains_key(&name) {
-                            return Err(format!("Entity with name {name} already exists"));
-                        }
-                        s.entities
-                            .insert(name.clone(), json!({"by": ctx.execution_id}));
-                        Ok(Some(json!({"name": name})))
-                    }
-                    "mode" => Ok(Some(s.mode.clone())),
-                    other => Err(format!("Tool \"{other}\" not found on ledger")),
+                })
+            });
+            if method == "hold" {
+                let permit = self.gate.acquire().await.map_err(|e| e.to_string())?;
+                permit.forget();
+                return Ok(Some(json!({"held": true})));
+            }
+            self.with(|s| match method {
+                "write" | "read" => Ok(Some(json!({"ok": true}))),
+                "pay" => {
+                    s.payments.push(args.clone().unwrap_or(Value::Null));
+                    Err("ledger.pay timed out after 1000 ms".to_owned())
                 }
+                "charge" => {
+                    s.payments.push(args.clone().unwrap_or(Value::Null));
+                    Err("charge failed: upstream returned 502".to_owned())
+                }
+                "create" => {
+                    let name = args
+                        .as_ref()
+                        .and_then(|a| a["name"].as_str())
+                        .unwrap_or_default()
+                        .to_owned();
+                    if s.entities.contains_key(&name) {
+                        return Err(format!("Entity with name {name} already exists"));
+                    }
+                    s.entities
+                        .insert(name.clone(), json!({"by": ctx.execution_id}));
+                    Ok(Some(json!({"name": name})))
+                }
+                "mode" => Ok(Some(s.mode.clone())),
+                other => Err(format!("Tool \"{other}\" not found on ledger")),
             })
         })
     }
