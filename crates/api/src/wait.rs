@@ -1,5 +1,5 @@
 //! `codemode_wait`: waiting for a person's decision on a run, from any process that shares the database, and
-//! turning the stored run into the outcome an agent gets (SPEC §5).
+//! turning the stored run into the outcome an agent gets (README "The command line", docs/api.md).
 
 use codemode::{ExecutionState, ExecutionStatus, Outcome, Runtime};
 use serde::Serialize;
@@ -32,7 +32,7 @@ impl WaitOutcome {
         )
     }
 
-    /// SPEC §5: completed → the completed Outcome; error, rejected, rolled back → an error outcome with the
+    /// README "The command line": completed → the completed Outcome; error, rejected, rolled back → an error outcome with the
     /// stored text; still undecided → the paused Outcome, or `{status: "running"}`.
     pub(crate) fn of(runtime: &Runtime, execution: ExecutionState) -> WaitOutcome {
         let id = execution.id;

@@ -1,4 +1,4 @@
-//! `codemode`: the command line over a data directory (SPEC §5) — run code, answer the approval queue, read the
+//! `codemode`: the command line over a data directory (README "The command line", docs/api.md) — run code, answer the approval queue, read the
 //! audit log, manage snippets — and `codemode mcp`, the stdio MCP server agents connect to.
 
 mod render;

@@ -1,4 +1,4 @@
-//! `codemode mcp`: the stdio MCP server agents connect to (SPEC §5). Two tools: `codemode` runs a program and
+//! `codemode mcp`: the stdio MCP server agents connect to (README "The command line", docs/api.md). Two tools: `codemode` runs a program and
 //! returns its Outcome (a pause included); `codemode_wait` waits until a person has decided, from any process
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 

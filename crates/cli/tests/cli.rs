@@ -1,5 +1,5 @@
 //! Every `codemode` command, run as a user runs it: the built binary on a fresh data directory, `--json` shapes
-//! and exit codes of SPEC §5, and `codemode mcp` driven by the official Python MCP SDK.
+//! and exit codes of README "The command line", and `codemode mcp` driven by the official Python MCP SDK.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
@@ -676,7 +676,7 @@ fn mcp_server_survives_malformed_and_oversized_messages() {
     assert!(child.wait().unwrap().success());
 }
 
-/// Every request gets an answer (SPEC §5, JSON-RPC 2.0 §5): a line past the size limit, whatever its size, is
+/// Every request gets an answer (README "The command line", JSON-RPC 2.0 §5): a line past the size limit, whatever its size, is
 /// skipped without being held in memory and answered as too large, naming its id when it comes first; malformed
 /// JSON (NaN included) is a parse error with id null; params that do not fit are Invalid params; and the next
 /// request is served as usual.

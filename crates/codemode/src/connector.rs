@@ -1,4 +1,4 @@
-//! The connector contract: what a namespace in the sandbox is backed by on the host (reference §10, SPEC §3).
+//! The connector contract: what a namespace in the sandbox is backed by on the host (reference §10, docs/design.md).
 
 use crate::model::ExecutionStatus;
 use serde::{Deserialize, Serialize};

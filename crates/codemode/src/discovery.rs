@@ -53,7 +53,7 @@ pub struct DescribeOutput {
 }
 
 /// Ranked search (reference §8.3): weights path 12, method 10, connector 8, description 5; ties broken by
-/// path compared case-insensitively, then bytewise (SPEC §3).
+/// path compared case-insensitively, then bytewise (docs/design.md).
 pub fn search(query: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) -> SearchOutput {
     let mut index = SearchIndex::new(catalogs);
     index.add_snippets(snippets);

@@ -289,7 +289,7 @@ pub struct SaveSnippet {
     pub input_schema: Option<Value>,
 }
 
-/// What a rollback did, call by call (SPEC §3, difference 3).
+/// What a rollback did, call by call (docs/design.md, difference 3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]

@@ -1,5 +1,5 @@
 //! The durable runtime: runs executions pass by pass, records every connector call, pauses at approval-gated
-//! calls and resumes them by deterministic replay (reference §2–§4, SPEC §3).
+//! calls and resumes them by deterministic replay (reference §2–§4, docs/design.md).
 
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::connector::{CallContext, Connector, Replay, ToolDescriptor};
@@ -447,7 +447,7 @@ impl Runtime {
         })
     }
 
-    /// Takes over an execution left running by a process that died (SPEC §3, difference 5). An approved
+    /// Takes over an execution left running by a process that died (docs/design.md, difference 5). An approved
     /// call that was executing is not run again but waits for a new decision, marked `interrupted`; any other
     /// interrupted run runs its pass again (calls that were executing re-execute: connectors get `seq` to make
     /// that idempotent).

@@ -1,4 +1,4 @@
-//! Rollback (reference §5, SPEC §3 difference 3): compensation newest first for every applied call with a
+//! Rollback (reference §5, docs/design.md, difference 3): compensation newest first for every applied call with a
 //! revert, a report instead of an exception, and the reference's status rule.
 
 mod support;

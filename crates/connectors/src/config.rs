@@ -1,5 +1,5 @@
 //! `connectors.json`: runtime settings and connectors, the one source of truth shared by the app, the CLI and
-//! `codemode mcp` (SPEC §4). Errors name the file, line and column; values from `env` and `headers` are secrets
+//! `codemode mcp` (README "Configuration"). Errors name the file, line and column; values from `env` and `headers` are secrets
 //! and never appear in an error or a debug print.
 
 use crate::owner_only;

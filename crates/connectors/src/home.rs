@@ -1,5 +1,5 @@
 //! A data directory as the app, the CLI and `codemode mcp` all open it: where it is, its `connectors.json`, and
-//! the runtime over its database with the connectors the file declares (SPEC §4).
+//! the runtime over its database with the connectors the file declares (README "Configuration").
 
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};

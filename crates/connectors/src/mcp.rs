@@ -1,5 +1,5 @@
 //! MCP servers as connectors: every tool of a server becomes a method, with approval, replay and revert decided
-//! per tool in `connectors.json` (SPEC §4, reference §11.1). Servers start on first use, are restarted after
+//! per tool in `connectors.json` (README "Configuration", reference §11.1). Servers start on first use, are restarted after
 //! they die or hang, and their tool lists are cached per start.
 
 use crate::config::{Approval, ConnectorConfig, ConnectorKind, RevertTemplate, render_template};

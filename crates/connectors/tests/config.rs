@@ -1,4 +1,4 @@
-//! `connectors.json`: the first-run default, every field of SPEC §4, Claude Desktop `mcpServers` entries,
+//! `connectors.json`: the first-run default, every field of README "Configuration", Claude Desktop `mcpServers` entries,
 //! name sanitising and collisions, paths, errors with file:line:column, secrets kept out of errors and debug
 //! output, revert templates — and no panic on arbitrary bytes.
 
