@@ -11,6 +11,7 @@ pub mod names;
 pub mod normalize;
 pub mod owner;
 pub mod protocol;
+pub mod rules;
 pub mod runtime;
 pub mod sandbox;
 pub mod schema;
@@ -28,8 +29,10 @@ pub use model::{
     ExecutionStatus, ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet,
     Snippet, ToolLogEntry,
 };
+pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{
-    Clock, ConnectorListing, Runtime, RuntimeError, RuntimeOptions, SystemClock, TransformResult,
+    Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,
+    SystemClock, TransformResult,
 };
 
 /// The connector name under which `codemode.step` entries are recorded.

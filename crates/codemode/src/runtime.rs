@@ -15,6 +15,7 @@ use crate::model::{
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
+use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
     CallPlan, Deletion, Recover, Rejection, Resume, RollbackClaim, Store, StoreError,
     unserialisable,
@@ -63,6 +64,8 @@ pub struct RuntimeOptions {
     pub clock: Arc<dyn Clock>,
     /// How long one revert may take before rollback reports it failed and goes on.
     pub revert_timeout: Duration,
+    /// Read-only rules (from `connectors.json`), applied after the database's.
+    pub rules: Vec<Rule>,
 }
 
 impl Default for RuntimeOptions {
@@ -77,6 +80,7 @@ impl Default for RuntimeOptions {
             transform_result: None,
             clock: Arc::new(SystemClock),
             revert_timeout: Duration::from_secs(30),
+            rules: Vec::new(),
         }
     }
 }
@@ -173,6 +177,31 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Where a rule lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum RuleOrigin {
+    #[serde(rename = "database")]
+    Database,
+    #[serde(rename = "connectors.json")]
+    File,
+}
+
+/// A rule as listings show it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleListing {
+    #[serde(flatten)]
+    pub rule: Rule,
+    pub origin: RuleOrigin,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<i64>,
+    pub hits: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hit: Option<i64>,
+}
+
 /// One connector as listings show it: its methods, or why they could not be had.
 #[derive(Debug, Clone)]
 pub struct ConnectorListing {
@@ -183,6 +212,10 @@ pub struct ConnectorListing {
 }
 
 struct Inner {
+    /// The rules in force, reloaded when another process changes them.
+    rules: Mutex<RuleCache>,
+    /// Read-only rules from `connectors.json`, after the database's.
+    file_rules: Vec<CompiledRule>,
     /// The search index of connector methods and the tools generations it was built from.
     methods: Mutex<Option<(Vec<u64>, Arc<SearchIndex>)>>,
     options: RuntimeOptions,
@@ -214,6 +247,12 @@ impl Inner {
             .iter()
             .map(|(_, m)| m.as_ref().ok().map(|m| m.generation))
             .collect();
+        // Methods a rule hides change with the rules: their version is part of the key.
+        let rules = self.rules();
+        let generations = generations.map(|mut g| {
+            g.push(rules.version as u64);
+            g
+        });
         let cached = lock(&self.methods)
             .as_ref()
             .filter(|(key, _)| Some(key) == generations.as_ref())
@@ -221,7 +260,7 @@ impl Inner {
         let methods = match cached {
             Some(index) => index,
             None => {
-                let index = Arc::new(SearchIndex::new(&catalogs(&loaded)));
+                let index = Arc::new(SearchIndex::new(&catalogs(&loaded, &rules)));
                 if let Some(generations) = generations {
                     *lock(&self.methods) = Some((generations, index.clone()));
                 }
@@ -236,7 +275,11 @@ impl Inner {
     async fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
         let snippets = self.store.snippets(None)?;
         let loaded = self.loaded().await;
-        Ok(discovery::describe(target, &catalogs(&loaded), &snippets))
+        Ok(discovery::describe(
+            target,
+            &catalogs(&loaded, &self.rules()),
+            &snippets,
+        ))
     }
 
     fn names(&self) -> Vec<String> {
@@ -249,10 +292,73 @@ impl Inner {
     fn now(&self) -> i64 {
         self.options.clock.now_ms()
     }
+
+    /// The rules in force. The database's version is checked at most every [`RULES_RECHECK`], so a rule added
+    /// by another process applies to this one's next call within a second, at no cost per call.
+    fn rules(&self) -> Arc<RuleSet> {
+        let mut cache = lock(&self.rules);
+        if cache
+            .checked
+            .is_some_and(|checked| checked.elapsed() < RULES_RECHECK)
+        {
+            return cache.set.clone();
+        }
+        cache.checked = Some(std::time::Instant::now());
+        let Ok(version) = self.store.rules_version() else {
+            return cache.set.clone();
+        };
+        if version != cache.set.version || cache.set.rules.is_empty() && !self.file_rules.is_empty()
+        {
+            if let Ok(stored) = self.store.rules() {
+                let mut rules: Vec<CompiledRule> = stored
+                    .into_iter()
+                    .filter_map(|stored| CompiledRule::new(stored.rule).ok())
+                    .collect();
+                rules.extend(self.file_rules.iter().cloned());
+                cache.set = Arc::new(RuleSet { version, rules });
+            }
+        }
+        cache.set.clone()
+    }
+
+    /// After this process changed the rules: the next call reads them again.
+    fn rules_changed(&self) {
+        lock(&self.rules).checked = None;
+    }
 }
 
-/// What discovery may show: visible methods of every connector whose methods are known.
-fn catalogs<'a>(loaded: &'a [(&'a Registered, Result<Arc<Methods>, String>)]) -> Vec<Catalog<'a>> {
+/// How often a process looks for rule changes made by others.
+const RULES_RECHECK: Duration = Duration::from_millis(250);
+
+/// Compiled rules in precedence order (the database's in creation order, then the file's), with the database
+/// version they were read at.
+#[derive(Default)]
+struct RuleSet {
+    version: i64,
+    rules: Vec<CompiledRule>,
+}
+
+impl RuleSet {
+    fn evaluate(&self, call: &crate::rules::Call<'_>, requires_approval: bool) -> Verdict {
+        crate::rules::evaluate(&self.rules, call, requires_approval)
+    }
+
+    fn hides(&self, connector: &str, method: &str) -> bool {
+        self.rules.iter().any(|rule| rule.hides(connector, method))
+    }
+}
+
+struct RuleCache {
+    checked: Option<std::time::Instant>,
+    set: Arc<RuleSet>,
+}
+
+/// What discovery may show: visible methods of every connector whose methods are known (neither `hidden` nor
+/// hidden by an unconditional `deny` rule).
+fn catalogs<'a>(
+    loaded: &'a [(&'a Registered, Result<Arc<Methods>, String>)],
+    rules: &RuleSet,
+) -> Vec<Catalog<'a>> {
     loaded
         .iter()
         .filter_map(|(registered, methods)| {
@@ -260,7 +366,11 @@ fn catalogs<'a>(loaded: &'a [(&'a Registered, Result<Arc<Methods>, String>)]) ->
             Some(Catalog {
                 name: registered.connector.name(),
                 instructions: methods.instructions.as_deref(),
-                tools: methods.tools.iter().filter(|t| !t.hidden).collect(),
+                tools: methods
+                    .tools
+                    .iter()
+                    .filter(|t| !t.hidden && !rules.hides(registered.connector.name(), &t.name))
+                    .collect(),
             })
         })
         .collect()
@@ -299,6 +409,21 @@ impl Runtime {
             }
             registered.push(entry);
         }
+        let mut file_rules = Vec::with_capacity(options.rules.len());
+        for rule in &options.rules {
+            let compiled = CompiledRule::new(rule.clone())
+                .map_err(|e| RuntimeError::Configuration(e.to_string()))?;
+            if file_rules
+                .iter()
+                .any(|r: &CompiledRule| r.rule.id == rule.id)
+            {
+                return Err(RuntimeError::Configuration(format!(
+                    "rule {}: id: used twice",
+                    rule.id
+                )));
+            }
+            file_rules.push(compiled);
+        }
         let store = Store::open(db_path, &options.name)?;
         let executor = Executor::new(ExecutorOptions {
             worker: options.worker.clone(),
@@ -308,6 +433,11 @@ impl Runtime {
         });
         Ok(Runtime {
             inner: Arc::new(Inner {
+                rules: Mutex::new(RuleCache {
+                    checked: None,
+                    set: Arc::new(RuleSet::default()),
+                }),
+                file_rules,
                 methods: Mutex::new(None),
                 options,
                 store,
@@ -344,7 +474,7 @@ impl Runtime {
             now,
         };
         let id = begin.id.clone();
-        self.pass(&id, code, Some(begin)).await
+        self.pass(&id, code, source, Some(begin)).await
     }
 
     /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
@@ -389,7 +519,10 @@ impl Runtime {
             .store
             .resume(id, actor, edited.as_ref(), self.inner.now())?
         {
-            Resume::Resumed => self.pass(id, &execution.code, None).await,
+            Resume::Resumed => {
+                self.pass(id, &execution.code, execution.source.as_deref(), None)
+                    .await
+            }
             Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
                 "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
             ))),
@@ -462,7 +595,10 @@ impl Runtime {
                 self.pass_end(id, ExecutionStatus::Paused).await;
                 self.paused_outcome(id)
             }
-            Recover::Rerun => self.pass(id, &execution.code, None).await,
+            Recover::Rerun => {
+                self.pass(id, &execution.code, execution.source.as_deref(), None)
+                    .await
+            }
             Recover::NotInterrupted(status) => Err(RuntimeError::Stale(format!(
                 "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
             ))),
@@ -751,6 +887,110 @@ impl Runtime {
         Ok(self.inner.store.delete_snippet(name)?)
     }
 
+    /// Every rule in force, in precedence order: the database's (with who added it, when, and how often it
+    /// decided), then the read-only ones from `connectors.json`.
+    pub fn rules(&self) -> Result<Vec<RuleListing>, RuntimeError> {
+        let mut listing: Vec<RuleListing> = self
+            .inner
+            .store
+            .rules()?
+            .into_iter()
+            .map(|stored| RuleListing {
+                rule: stored.rule,
+                origin: RuleOrigin::Database,
+                created_by: Some(stored.created_by),
+                created_at: Some(stored.created_at),
+                hits: stored.hits,
+                last_hit: stored.last_hit,
+            })
+            .collect();
+        listing.extend(self.inner.file_rules.iter().map(|compiled| RuleListing {
+            rule: compiled.rule.clone(),
+            origin: RuleOrigin::File,
+            created_by: None,
+            created_at: None,
+            hits: 0,
+            last_hit: None,
+        }));
+        Ok(listing)
+    }
+
+    /// Adds a rule to the database, recorded as added by `by`; every process applies it within a second.
+    /// A rule that cannot be used, or whose id is taken, is [`RuntimeError::InvalidArgs`] naming the field.
+    pub fn add_rule(&self, rule: Rule, by: &str) -> Result<(), RuntimeError> {
+        let compiled =
+            CompiledRule::new(rule).map_err(|e| RuntimeError::InvalidArgs(e.to_string()))?;
+        let taken = RuleError {
+            rule: compiled.rule.id.clone(),
+            field: "id".to_owned(),
+            problem: "a rule with this id exists".to_owned(),
+        };
+        if self
+            .inner
+            .file_rules
+            .iter()
+            .any(|r| r.rule.id == compiled.rule.id)
+            || !self
+                .inner
+                .store
+                .add_rule(&compiled.rule, by, self.inner.now())?
+        {
+            return Err(RuntimeError::InvalidArgs(taken.to_string()));
+        }
+        self.inner.rules_changed();
+        Ok(())
+    }
+
+    /// Removes a database rule; a rule from `connectors.json` is changed in the file.
+    pub fn remove_rule(&self, id: &str) -> Result<(), RuntimeError> {
+        if self.inner.file_rules.iter().any(|r| r.rule.id == id) {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "Rule \"{id}\" comes from connectors.json: edit the file to change it."
+            )));
+        }
+        if !self.inner.store.remove_rule(id)? {
+            return Err(RuntimeError::NotFound(format!("No rule \"{id}\"")));
+        }
+        self.inner.rules_changed();
+        Ok(())
+    }
+
+    /// What the rules would do with a call (`connector.method` with these arguments, from `source`), without
+    /// running anything.
+    pub async fn test_rules(
+        &self,
+        call: &str,
+        args: Option<&Value>,
+        source: Option<&str>,
+    ) -> Result<Verdict, RuntimeError> {
+        let requires_approval = match call.split_once('.') {
+            Some((connector, method)) => match self.inner.connector(connector) {
+                Some(registered) => registered
+                    .methods()
+                    .await
+                    .map_err(RuntimeError::Configuration)?
+                    .tool(method)
+                    .is_some_and(|t| t.requires_approval),
+                None => false,
+            },
+            None => {
+                return Err(RuntimeError::InvalidArgs(format!(
+                    "\"{call}\" is not connector.method"
+                )));
+            }
+        };
+        let rules = self.inner.rules();
+        Ok(rules.evaluate(
+            &crate::rules::Call {
+                path: call,
+                args,
+                source,
+                now: self.inner.now(),
+            },
+            requires_approval,
+        ))
+    }
+
     /// Ranked search over connector methods and snippets (reference §8.3).
     pub async fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
         self.inner.search(query).await
@@ -856,6 +1096,7 @@ impl Runtime {
         &self,
         id: &str,
         code: &str,
+        source: Option<&str>,
         begin: Option<Begin>,
     ) -> Result<Outcome, RuntimeError> {
         let inner = self.inner.clone();
@@ -872,6 +1113,7 @@ impl Runtime {
         };
         let handle = Handle::current();
         let execution_id = id.to_owned();
+        let source = source.map(str::to_owned);
         // On a multi-threaded runtime the pass runs on the calling worker thread (its other tasks move
         // away): handing it to the blocking pool and back costs two thread wake-ups, about half a
         // millisecond on an idle 2-core VM. Two passes polled from one task (`join!`) therefore run one
@@ -881,6 +1123,7 @@ impl Runtime {
             let mut host = RuntimeHost {
                 inner: inner.clone(),
                 id: execution_id,
+                source,
                 handle,
                 steps: HashMap::new(),
                 begin,
@@ -1059,6 +1302,8 @@ fn parse_raw(raw: &RawValue) -> Result<Value, String> {
 struct RuntimeHost {
     inner: Arc<Inner>,
     id: String,
+    /// Where the run came from, as rules see it.
+    source: Option<String>,
     handle: Handle,
     /// Step names by seq, for the messages of unrecordable step values.
     steps: HashMap<u64, String>,
@@ -1157,16 +1402,38 @@ impl PassHost for RuntimeHost {
             Ok(methods) => methods,
             Err(message) => return CallAnswer::Error(message),
         };
-        let tool = methods.tool(&call.method).filter(|t| !t.hidden);
+        let rules = inner.rules();
+        let tool = methods
+            .tool(&call.method)
+            .filter(|t| !t.hidden && !rules.hides(&call.connector, &t.name));
         let requires_approval = tool.is_some_and(|t| t.requires_approval);
         let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
+        // Rules decide a fresh call on the arguments it really carries; the store uses the verdict only for a
+        // call it records now, so replay never evaluates again (docs/design.md, "Rules").
+        let path = format!("{}.{}", call.connector, call.method);
+        let verdict = match tool {
+            Some(_) => rules.evaluate(
+                &crate::rules::Call {
+                    path: &path,
+                    args: args.as_ref(),
+                    source: self.source.as_deref(),
+                    now,
+                },
+                requires_approval,
+            ),
+            None => crate::rules::Verdict {
+                effect: crate::rules::Effect::Allow,
+                rule: None,
+                reason: None,
+            },
+        };
         let plan = store.decide(
             &self.id,
             call.seq,
             &call.connector,
             &call.method,
             args.as_ref(),
-            requires_approval,
+            &verdict,
             ephemeral,
             now,
         );
@@ -1225,7 +1492,11 @@ impl PassHost for RuntimeHost {
             crate::STEP_CONNECTOR,
             name,
             None,
-            false,
+            &crate::rules::Verdict {
+                effect: crate::rules::Effect::Allow,
+                rule: None,
+                reason: None,
+            },
             false,
             self.inner.now(),
         );

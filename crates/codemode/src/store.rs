@@ -10,6 +10,7 @@ use crate::model::{
 use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
+use crate::rules::{Effect, Rule, Verdict};
 use crate::transitions::{
     self, Attempt, CallStep, DeleteStep, Holders, Recorded, RecoverStep, RejectStep, ResumeStep,
     RevertFacts, RollbackStep,
@@ -17,13 +18,14 @@ use crate::transitions::{
 use rusqlite::{
     Connection, OptionalExtension, Params, Row, Transaction, TransactionBehavior, params,
 };
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -98,6 +100,19 @@ const MIGRATIONS: &[&str] = &[
       WHERE decided_by IS NULL AND requires_approval = 1 AND state = 'reverted' AND reverted_at IS NULL
         AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
                     AND e.error = 'Expired awaiting approval');",
+    // 7: policy rules (docs/design.md, "Rules"), in creation order, with who added each and how often it
+    // decided; the version moves on every change so every process reloads them within a second.
+    "CREATE TABLE cm_rules (
+        runtime TEXT NOT NULL,
+        id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        hits INTEGER NOT NULL DEFAULT 0,
+        last_hit INTEGER,
+        PRIMARY KEY (runtime, id)
+    );
+    CREATE TABLE cm_rules_version (runtime TEXT PRIMARY KEY, version INTEGER NOT NULL);",
 ];
 
 /// Store failures that are not runtime outcomes.
@@ -316,10 +331,11 @@ impl Store {
         connector: &str,
         method: &str,
         args: Option<&Value>,
-        requires_approval: bool,
+        verdict: &Verdict,
         ephemeral: bool,
         now: i64,
     ) -> Result<CallPlan, StoreError> {
+        let requires_approval = verdict.effect == Effect::Ask;
         self.write(|tx| {
             let status = status_of(tx, id)?;
             let existing = match status {
@@ -344,7 +360,9 @@ impl Store {
             let Some(existing) = existing else {
                 return match step {
                     CallStep::Missing => Ok(CallPlan::Missing),
-                    CallStep::Record { pending } => record_call(tx, id, seq, &attempt, ephemeral, pending, now),
+                    CallStep::Record { .. } => {
+                        self.record_call(tx, id, seq, &attempt, verdict, ephemeral, now)
+                    }
                     _ => Ok(CallPlan::Pause),
                 };
             };
@@ -378,8 +396,173 @@ impl Store {
                         None => CallPlan::Execute,
                     })
                 }
-                CallStep::Record { pending } => record_call(tx, id, seq, &attempt, ephemeral, pending, now),
+                CallStep::Record { .. } => self.record_call(tx, id, seq, &attempt, verdict, ephemeral, now),
             }
+        })
+    }
+
+    /// Records a new call as its verdict says: `pending` (pausing the run) when a person must decide,
+    /// `executing` when it may run, `error` with the rule's message when a rule denies it. A rule's verdict is
+    /// its decision (`allowed` / `denied` by `rule`) and counts as a hit of that rule.
+    #[allow(clippy::too_many_arguments)]
+    fn record_call(
+        &self,
+        tx: &Transaction<'_>,
+        id: &str,
+        seq: u64,
+        attempt: &Attempt<'_>,
+        verdict: &Verdict,
+        ephemeral: bool,
+        now: i64,
+    ) -> rusqlite::Result<CallPlan> {
+        let (connector, method) = (attempt.connector, attempt.method);
+        let args_text = attempt
+            .args
+            .map(|a| serde_json::to_string(a).unwrap_or_default());
+        if let Some(text) = &args_text {
+            let size = utf16_len(text);
+            if size > MAX_DURABLE_VALUE {
+                let message =
+                    too_large_message(&format!("Arguments to {connector}.{method}"), size);
+                fail_in(tx, id, &message, now)?;
+                return Ok(CallPlan::Pause);
+            }
+        }
+        let decision = verdict.rule.as_ref().and_then(|rule| {
+            let kind = match verdict.effect {
+                Effect::Allow => DecisionKind::Allowed,
+                Effect::Deny => DecisionKind::Denied,
+                Effect::Ask => return None,
+            };
+            Some(Decision {
+                kind,
+                by: "rule".to_owned(),
+                at: now,
+                reason: verdict.reason.clone(),
+                rule: Some(rule.clone()),
+                args: None,
+            })
+        });
+        let denied = (verdict.effect == Effect::Deny).then(|| {
+            crate::rules::denied_message(
+                connector,
+                method,
+                verdict.rule.as_deref().unwrap_or_default(),
+                verdict.reason.as_deref(),
+            )
+        });
+        let state = match verdict.effect {
+            Effect::Ask => "pending",
+            Effect::Allow => "executing",
+            Effect::Deny => "error",
+        };
+        tx.execute_cached(
+            "INSERT OR REPLACE INTO cm_log
+               (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                error, decision, decided_by, decided_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+            params![
+                id,
+                seq as i64,
+                connector,
+                method,
+                args_text,
+                verdict.effect == Effect::Ask,
+                ephemeral,
+                state,
+                denied,
+                decision.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
+                decision.as_ref().map(|_| "rule"),
+                decision.as_ref().map(|_| now),
+            ],
+        )?;
+        if let Some(rule) = &verdict.rule {
+            tx.execute_cached(
+                "UPDATE cm_rules SET hits = hits + 1, last_hit = ?3 WHERE runtime = ?1 AND id = ?2",
+                params![self.runtime, rule, now],
+            )?;
+        }
+        match verdict.effect {
+            Effect::Ask => {
+                tx.execute_cached(
+                    "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
+                    params![id, now],
+                )?;
+                Ok(CallPlan::Pause)
+            }
+            Effect::Deny => {
+                touch(tx, id, now)?;
+                Ok(CallPlan::ReplayError(denied.unwrap_or_default()))
+            }
+            Effect::Allow => {
+                touch(tx, id, now)?;
+                Ok(CallPlan::Execute)
+            }
+        }
+    }
+
+    /// The rules stored for this runtime, in creation order, with who added each and how often it decided.
+    pub fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT rule, created_by, created_at, hits, last_hit FROM cm_rules WHERE runtime = ?1 ORDER BY rowid",
+            )?;
+            let rows = statement.query_map(params![self.runtime], |row| {
+                let text: String = row.get(0)?;
+                Ok((text, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+            })?;
+            let mut rules = Vec::new();
+            for row in rows {
+                let (text, created_by, created_at, hits, last_hit): (String, String, i64, i64, Option<i64>) = row?;
+                // A rule written by a newer build that this one cannot read is left out, not fatal.
+                if let Ok(rule) = serde_json::from_str::<Rule>(&text) {
+                    rules.push(StoredRule { rule, created_by, created_at, hits: hits.max(0) as u64, last_hit });
+                }
+            }
+            Ok(rules)
+        })
+    }
+
+    /// A value that moves whenever a rule is added or removed, by any process.
+    pub fn rules_version(&self) -> Result<i64, StoreError> {
+        self.with(|connection| {
+            Ok(connection
+                .query_row_cached(
+                    "SELECT version FROM cm_rules_version WHERE runtime = ?1",
+                    params![self.runtime],
+                    |row| row.get(0),
+                )
+                .optional()?
+                .unwrap_or(0))
+        })
+    }
+
+    /// Adds a rule (already validated); false when one with that id exists.
+    pub fn add_rule(&self, rule: &Rule, by: &str, now: i64) -> Result<bool, StoreError> {
+        let text = serde_json::to_string(rule).unwrap_or_default();
+        self.write(|tx| {
+            let added = tx.execute_cached(
+                "INSERT OR IGNORE INTO cm_rules (runtime, id, rule, created_by, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![self.runtime, rule.id, text, by, now],
+            )?;
+            if added == 1 {
+                bump_rules_version(tx, &self.runtime)?;
+            }
+            Ok(added == 1)
+        })
+    }
+
+    /// Removes a rule; false when there was none by that id.
+    pub fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            let removed = tx.execute_cached(
+                "DELETE FROM cm_rules WHERE runtime = ?1 AND id = ?2",
+                params![self.runtime, id],
+            )?;
+            if removed == 1 {
+                bump_rules_version(tx, &self.runtime)?;
+            }
+            Ok(removed == 1)
         })
     }
 
@@ -1329,53 +1512,25 @@ fn recorded_call(
     .optional()
 }
 
-/// Records a new call: `pending` (pausing the run) when it needs a person, else `executing`.
-fn record_call(
-    tx: &Transaction<'_>,
-    id: &str,
-    seq: u64,
-    attempt: &Attempt<'_>,
-    ephemeral: bool,
-    pending: bool,
-    now: i64,
-) -> rusqlite::Result<CallPlan> {
-    let (connector, method) = (attempt.connector, attempt.method);
-    let args_text = attempt
-        .args
-        .map(|a| serde_json::to_string(a).unwrap_or_default());
-    if let Some(text) = &args_text {
-        let size = utf16_len(text);
-        if size > MAX_DURABLE_VALUE {
-            let message = too_large_message(&format!("Arguments to {connector}.{method}"), size);
-            fail_in(tx, id, &message, now)?;
-            return Ok(CallPlan::Pause);
-        }
-    }
-    let state = if pending { "pending" } else { "executing" };
+fn bump_rules_version(tx: &Transaction<'_>, runtime: &str) -> rusqlite::Result<()> {
     tx.execute_cached(
-        "INSERT OR REPLACE INTO cm_log
-           (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
-         VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8)",
-        params![
-            id,
-            seq as i64,
-            connector,
-            method,
-            args_text,
-            attempt.requires_approval,
-            ephemeral,
-            state
-        ],
+        "INSERT INTO cm_rules_version (runtime, version) VALUES (?1, 1)
+         ON CONFLICT (runtime) DO UPDATE SET version = version + 1",
+        params![runtime],
     )?;
-    if pending {
-        tx.execute_cached(
-            "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
-            params![id, now],
-        )?;
-        return Ok(CallPlan::Pause);
-    }
-    touch(tx, id, now)?;
-    Ok(CallPlan::Execute)
+    Ok(())
+}
+
+/// A rule as the database keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredRule {
+    pub rule: Rule,
+    pub created_by: String,
+    pub created_at: i64,
+    pub hits: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_hit: Option<i64>,
 }
 
 /// A run's status and who holds it, as the transitions need them.

@@ -477,9 +477,14 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
             store
                 .begin(&id, "code", &["items".to_owned()], None, 0, keep)
                 .expect("begin");
+            let allow = codemode::Verdict {
+                effect: codemode::Effect::Allow,
+                rule: None,
+                reason: None,
+            };
             let decide = |args: &Value| {
                 store
-                    .decide(&id, 0, "items", "echo", Some(args), false, false, 1)
+                    .decide(&id, 0, "items", "echo", Some(args), &allow, false, 1)
                     .expect("decide")
             };
             prop_assert_eq!(decide(&args), CallPlan::Execute);

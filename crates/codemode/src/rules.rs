@@ -1,0 +1,486 @@
+//! Policy rules: allow, ask or deny a call by connector, method, arguments and source (docs/design.md,
+//! "Rules"). A rule is parsed and compiled once (globs with `globset`, regular expressions with `regex`);
+//! evaluating a call against a rule set is a pure function of the call, its source and the time.
+
+use crate::codec::utf16_len;
+use globset::{GlobBuilder, GlobMatcher};
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What a rule does with the calls it matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Effect {
+    /// Runs without asking.
+    Allow,
+    /// Pauses for a person.
+    Ask,
+    /// The call fails inside the program.
+    Deny,
+}
+
+impl Effect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Allow => "allow",
+            Effect::Ask => "ask",
+            Effect::Deny => "deny",
+        }
+    }
+}
+
+/// A rule as written (in `connectors.json`, `codemode rules add`, or the app): the shape that is stored and
+/// shown. Unknown fields are refused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rule {
+    pub id: String,
+    pub effect: Effect,
+    /// `connector.method`, where `*` matches any run of characters.
+    pub call: String,
+    /// Argument path → a JSON literal or one matcher object; all must hold.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub when: Map<String, Value>,
+    /// A glob over the run's source (`Claude Code`, `cli`, `playground`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Epoch ms after which the rule no longer applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<i64>,
+    /// Shown to the person, and to the agent when the rule denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A rule that cannot be used, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("rule {rule}: {field}: {problem}")]
+pub struct RuleError {
+    /// The rule's id, or its position when it has none.
+    pub rule: String,
+    /// The field at fault: `effect`, `call`, `when.path.glob`, `source`…
+    pub field: String,
+    pub problem: String,
+}
+
+/// The matcher keys a `when` object may hold.
+const MATCHERS: &[&str] = &[
+    "glob",
+    "regex",
+    "prefix",
+    "oneOf",
+    "lt",
+    "lte",
+    "gt",
+    "gte",
+    "maxLength",
+    "exists",
+];
+
+/// One condition on one argument path.
+#[derive(Debug, Clone)]
+enum Condition {
+    /// Equal after canonical comparison (JSON values, key order ignored).
+    Equals(Value),
+    /// All of these hold.
+    All(Vec<Test>),
+}
+
+#[derive(Debug, Clone)]
+enum Test {
+    /// `*` within one path segment, `**` across; the value is normalised as a path first.
+    Glob(GlobMatcher),
+    /// The whole string matches.
+    Regex(Regex),
+    Prefix(String),
+    OneOf(Vec<Value>),
+    Lt(f64),
+    Lte(f64),
+    Gt(f64),
+    Gte(f64),
+    MaxLength(usize),
+    Exists(bool),
+}
+
+/// A rule ready to evaluate.
+#[derive(Debug, Clone)]
+pub struct CompiledRule {
+    pub rule: Rule,
+    call: GlobMatcher,
+    source: Option<GlobMatcher>,
+    when: Vec<(Vec<String>, Condition)>,
+}
+
+impl CompiledRule {
+    /// Validates and compiles a rule; the error names the field at fault.
+    pub fn new(rule: Rule) -> Result<Self, RuleError> {
+        let fail = |field: &str, problem: String| RuleError {
+            rule: rule.id.clone(),
+            field: field.to_owned(),
+            problem,
+        };
+        if rule.id.trim().is_empty() || rule.id.len() > 200 {
+            return Err(fail("id", "must be 1 to 200 characters".to_owned()));
+        }
+        if rule.call.is_empty() || !rule.call.contains('.') && rule.call != "*" {
+            return Err(fail(
+                "call",
+                format!(
+                    "\"{}\" is not connector.method (`*` matches any run of characters)",
+                    rule.call
+                ),
+            ));
+        }
+        let call = name_glob(&rule.call).map_err(|e| fail("call", e))?;
+        let source = rule
+            .source
+            .as_deref()
+            .map(name_glob)
+            .transpose()
+            .map_err(|e| fail("source", e))?;
+        if let Some(reason) = &rule.reason
+            && utf16_len(reason) > crate::runtime::MAX_REASON
+        {
+            return Err(fail(
+                "reason",
+                format!("at most {} characters", crate::runtime::MAX_REASON),
+            ));
+        }
+        let mut when = Vec::with_capacity(rule.when.len());
+        for (path, value) in &rule.when {
+            let field = format!("when.{path}");
+            let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
+            if segments.iter().any(String::is_empty) {
+                return Err(fail(
+                    &field,
+                    "is not an argument path (`a.b.0.c`)".to_owned(),
+                ));
+            }
+            let condition = condition(value).map_err(|(key, problem)| {
+                fail(
+                    &match key {
+                        Some(key) => format!("{field}.{key}"),
+                        None => field.clone(),
+                    },
+                    problem,
+                )
+            })?;
+            when.push((segments, condition));
+        }
+        Ok(CompiledRule {
+            rule,
+            call,
+            source,
+            when,
+        })
+    }
+
+    /// Whether this rule decides the call: its pattern, source, time and every condition hold.
+    pub fn matches(&self, call: &Call<'_>) -> bool {
+        if self.rule.until.is_some_and(|until| call.now > until) {
+            return false;
+        }
+        if !self.call.is_match(call.path) {
+            return false;
+        }
+        if let Some(source) = &self.source
+            && !source.is_match(call.source.unwrap_or(""))
+        {
+            return false;
+        }
+        self.when.iter().all(|(path, condition)| {
+            let value = lookup(call.args, path);
+            holds(condition, value)
+        })
+    }
+
+    /// A `deny` with no conditions, source or expiry: the method is hidden everywhere, as `hidden` does.
+    pub fn hides(&self, connector: &str, method: &str) -> bool {
+        self.rule.effect == Effect::Deny
+            && self.when.is_empty()
+            && self.source.is_none()
+            && self.rule.until.is_none()
+            && self.call.is_match(format!("{connector}.{method}"))
+    }
+}
+
+/// A call as rules see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// `connector.method`.
+    pub path: &'a str,
+    pub args: Option<&'a Value>,
+    pub source: Option<&'a str>,
+    pub now: i64,
+}
+
+/// What the rules say about a call: the effect, and the rule that decided it (none when no rule matched and
+/// the connector's `approval` list decided).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Verdict {
+    pub effect: Effect,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Among the rules that match, `deny` beats `ask` beats `allow`; among equals, the first in `rules` order.
+/// With none, the connector's approval list decides (`requires_approval` → ask, else allow).
+pub fn evaluate<'a>(
+    rules: impl IntoIterator<Item = &'a CompiledRule>,
+    call: &Call<'_>,
+    requires_approval: bool,
+) -> Verdict {
+    let mut best: Option<&CompiledRule> = None;
+    for rule in rules {
+        if best.is_some_and(|b| b.rule.effect >= rule.rule.effect) {
+            continue;
+        }
+        if rule.matches(call) {
+            let deny = rule.rule.effect == Effect::Deny;
+            best = Some(rule);
+            if deny {
+                break;
+            }
+        }
+    }
+    match best {
+        Some(rule) => Verdict {
+            effect: rule.rule.effect,
+            rule: Some(rule.rule.id.clone()),
+            reason: rule.rule.reason.clone(),
+        },
+        None => Verdict {
+            effect: if requires_approval {
+                Effect::Ask
+            } else {
+                Effect::Allow
+            },
+            rule: None,
+            reason: None,
+        },
+    }
+}
+
+/// The message a denied call throws into the program.
+pub fn denied_message(connector: &str, method: &str, rule: &str, reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("Action {connector}.{method} denied by rule \"{rule}\": {reason}"),
+        None => format!("Action {connector}.{method} denied by rule \"{rule}\""),
+    }
+}
+
+/// A glob over a name (`files.*`, `Claude *`): `*` is any run of characters.
+fn name_glob(pattern: &str) -> Result<GlobMatcher, String> {
+    GlobBuilder::new(pattern)
+        .literal_separator(false)
+        .backslash_escape(true)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| e.to_string())
+}
+
+/// A `when` value: a literal, or an object whose keys are all matcher names.
+fn condition(value: &Value) -> Result<Condition, (Option<String>, String)> {
+    let Value::Object(object) = value else {
+        return Ok(Condition::Equals(value.clone()));
+    };
+    if object.is_empty() || !object.keys().all(|k| MATCHERS.contains(&k.as_str())) {
+        if let Some(unknown) = object.keys().find(|k| !MATCHERS.contains(&k.as_str()))
+            && object.keys().any(|k| MATCHERS.contains(&k.as_str()))
+        {
+            return Err((
+                Some(unknown.clone()),
+                format!("unknown matcher (use one of {})", MATCHERS.join(", ")),
+            ));
+        }
+        // An object of plain keys is a literal to compare with.
+        return Ok(Condition::Equals(value.clone()));
+    }
+    let mut tests = Vec::with_capacity(object.len());
+    for (key, argument) in object {
+        let bad = |problem: &str| (Some(key.clone()), problem.to_owned());
+        let number = || argument.as_f64().ok_or_else(|| bad("must be a number"));
+        tests.push(match key.as_str() {
+            "glob" => {
+                let pattern = argument.as_str().ok_or_else(|| bad("must be a string"))?;
+                let glob = GlobBuilder::new(pattern)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .map_err(|e| (Some(key.clone()), e.to_string()))?;
+                Test::Glob(glob.compile_matcher())
+            }
+            "regex" => {
+                let pattern = argument.as_str().ok_or_else(|| bad("must be a string"))?;
+                let whole = format!("^(?:{pattern})$");
+                Test::Regex(Regex::new(&whole).map_err(|e| (Some(key.clone()), e.to_string()))?)
+            }
+            "prefix" => Test::Prefix(
+                argument
+                    .as_str()
+                    .ok_or_else(|| bad("must be a string"))?
+                    .to_owned(),
+            ),
+            "oneOf" => Test::OneOf(
+                argument
+                    .as_array()
+                    .ok_or_else(|| bad("must be a list of values"))?
+                    .clone(),
+            ),
+            "lt" => Test::Lt(number()?),
+            "lte" => Test::Lte(number()?),
+            "gt" => Test::Gt(number()?),
+            "gte" => Test::Gte(number()?),
+            "maxLength" => Test::MaxLength(
+                argument
+                    .as_u64()
+                    .ok_or_else(|| bad("must be a whole number"))? as usize,
+            ),
+            "exists" => Test::Exists(
+                argument
+                    .as_bool()
+                    .ok_or_else(|| bad("must be true or false"))?,
+            ),
+            _ => return Err(bad("unknown matcher")),
+        });
+    }
+    Ok(Condition::All(tests))
+}
+
+/// The value at a revert-template style path (`entities.0.name`), if there is one.
+fn lookup<'a>(args: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
+    let mut value = args?;
+    for segment in path {
+        value = match value {
+            Value::Object(map) => map.get(segment)?,
+            Value::Array(items) => items.get(segment.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+fn holds(condition: &Condition, value: Option<&Value>) -> bool {
+    match condition {
+        Condition::Equals(expected) => value == Some(expected),
+        Condition::All(tests) => tests.iter().all(|test| passes(test, value)),
+    }
+}
+
+fn passes(test: &Test, value: Option<&Value>) -> bool {
+    if let Test::Exists(wanted) = test {
+        return value.is_some() == *wanted;
+    }
+    let Some(value) = value else {
+        return false;
+    };
+    match test {
+        Test::Glob(glob) => value
+            .as_str()
+            .and_then(normal_path)
+            .is_some_and(|path| glob.is_match(path)),
+        Test::Regex(regex) => value.as_str().is_some_and(|s| regex.is_match(s)),
+        Test::Prefix(prefix) => value
+            .as_str()
+            .is_some_and(|s| s.starts_with(prefix.as_str())),
+        Test::OneOf(values) => values.contains(value),
+        Test::Lt(n) => value.as_f64().is_some_and(|v| v < *n),
+        Test::Lte(n) => value.as_f64().is_some_and(|v| v <= *n),
+        Test::Gt(n) => value.as_f64().is_some_and(|v| v > *n),
+        Test::Gte(n) => value.as_f64().is_some_and(|v| v >= *n),
+        Test::MaxLength(max) => match value {
+            Value::String(s) => utf16_len(s) <= *max,
+            Value::Array(items) => items.len() <= *max,
+            _ => false,
+        },
+        Test::Exists(_) => true,
+    }
+}
+
+/// A path as a glob sees it: `.` and empty segments dropped and `..` resolved by name, so `notes/../secret`
+/// is `secret` and never matches `notes/**`. A path that climbs above its start matches no glob.
+fn normal_path(text: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in text.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    Some(if text.starts_with('/') {
+        format!("/{joined}")
+    } else {
+        joined
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(value: Value) -> Result<CompiledRule, RuleError> {
+        CompiledRule::new(serde_json::from_value(value).expect("a rule's shape"))
+    }
+
+    #[test]
+    fn bad_rules_name_the_field() {
+        let cases = [
+            (
+                json!({"id": "r", "effect": "allow", "call": "files"}),
+                "call",
+            ),
+            (
+                json!({"id": "r", "effect": "allow", "call": "files.[x"}),
+                "call",
+            ),
+            (
+                json!({"id": "r", "effect": "allow", "call": "files.*", "when": {"path": {"glob": "a/[b"}}}),
+                "when.path.glob",
+            ),
+            (
+                json!({"id": "r", "effect": "allow", "call": "files.*", "when": {"path": {"regex": "("}}}),
+                "when.path.regex",
+            ),
+            (
+                json!({"id": "r", "effect": "allow", "call": "files.*", "when": {"path": {"glob": "a", "near": 1}}}),
+                "when.path.near",
+            ),
+            (
+                json!({"id": "r", "effect": "allow", "call": "files.*", "when": {"size": {"lt": "big"}}}),
+                "when.size.lt",
+            ),
+            (
+                json!({"id": "", "effect": "allow", "call": "files.*"}),
+                "id",
+            ),
+        ];
+        for (value, field) in cases {
+            let error = rule(value.clone()).expect_err(&value.to_string());
+            assert_eq!(error.field, field, "{error}");
+        }
+        let unknown_effect =
+            serde_json::from_value::<Rule>(json!({"id": "r", "effect": "maybe", "call": "a.b"}));
+        assert!(
+            unknown_effect
+                .unwrap_err()
+                .to_string()
+                .contains("unknown variant `maybe`")
+        );
+    }
+
+    #[test]
+    fn a_path_that_climbs_out_never_matches_a_glob() {
+        assert_eq!(normal_path("notes/../secret").as_deref(), Some("secret"));
+        assert_eq!(normal_path("notes/./a//b").as_deref(), Some("notes/a/b"));
+        assert_eq!(normal_path("../x"), None);
+    }
+}
