@@ -278,6 +278,33 @@ impl Api {
     // ---- snippets ----
 
     /// Every snippet, by name.
+    /// Every rule in force: the database's, then the read-only ones of `connectors.json`.
+    pub fn rules(&self) -> Result<Vec<codemode::RuleListing>, ApiError> {
+        Ok(self.home.runtime.rules()?)
+    }
+
+    /// Adds a rule, recorded as added by `actor`; a bad rule is `invalid_args` naming the field.
+    pub fn add_rule(&self, rule: codemode::Rule, actor: Actor) -> Result<(), ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.add_rule(rule, actor.as_str())?)
+    }
+
+    /// Removes a database rule.
+    pub fn remove_rule(&self, id: &str) -> Result<(), ApiError> {
+        self.usable()?;
+        Ok(self.home.runtime.remove_rule(id)?)
+    }
+
+    /// What the rules would do with `connector.method` called with `args` from `source`; runs nothing.
+    pub async fn test_rules(
+        &self,
+        call: &str,
+        args: Option<&serde_json::Value>,
+        source: Option<&str>,
+    ) -> Result<codemode::Verdict, ApiError> {
+        Ok(self.home.runtime.test_rules(call, args, source).await?)
+    }
+
     pub fn snippets(&self) -> Result<Vec<Snippet>, ApiError> {
         Ok(self.home.runtime.snippets()?)
     }

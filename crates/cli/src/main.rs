@@ -93,6 +93,12 @@ enum Command {
     /// Save or delete a snippet.
     #[command(subcommand)]
     Snippet(SnippetCommand),
+    /// Policy rules: list them, or add, remove and test one (allow, ask or deny calls by connector, method,
+    /// arguments and source).
+    Rules {
+        #[command(subcommand)]
+        action: Option<RulesCommand>,
+    },
     /// Search connector methods and snippets.
     Search { query: String },
     /// A connector, method or snippet with its TypeScript declarations.
@@ -101,6 +107,29 @@ enum Command {
     Connectors,
     /// Serve agents over MCP on stdin/stdout (tools `codemode` and `codemode_wait`).
     Mcp,
+}
+
+#[derive(Subcommand)]
+enum RulesCommand {
+    /// Add a rule: its JSON, or @FILE (`{"id", "effect": "allow"|"ask"|"deny", "call", "when"?, "source"?,
+    /// "until"?, "reason"?}`).
+    Add {
+        #[arg(value_name = "JSON|@FILE")]
+        rule: String,
+    },
+    /// Remove a rule added to the database.
+    Remove { id: String },
+    /// What the rules would do with a call, without running anything.
+    Test {
+        /// `connector.method`.
+        call: String,
+        /// The call's arguments as JSON (none when left out).
+        #[arg(value_name = "ARGS_JSON")]
+        args: Option<String>,
+        /// The source the call would come from (`Claude Code`, `cli`…).
+        #[arg(long, value_name = "S")]
+        source: Option<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -344,6 +373,53 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                 true,
             )
         }
+        Command::Rules { action: None } => {
+            let rules = api.rules()?;
+            Report::new(&rules, render::rules(&rules), true)
+        }
+        Command::Rules {
+            action: Some(RulesCommand::Add { rule }),
+        } => {
+            let value = json_argument("the rule", &rule)?;
+            let rule: codemode::Rule = serde_json::from_value(value)
+                .map_err(|e| ApiError::invalid_args(format!("the rule: {e}")))?;
+            let id = rule.id.clone();
+            api.add_rule(rule, Actor::Cli)?;
+            Report::new(
+                &json!({ "added": id }),
+                format!("added rule \"{id}\""),
+                true,
+            )
+        }
+        Command::Rules {
+            action: Some(RulesCommand::Remove { id }),
+        } => {
+            api.remove_rule(&id)?;
+            Report::new(
+                &json!({ "removed": id }),
+                format!("removed rule \"{id}\""),
+                true,
+            )
+        }
+        Command::Rules {
+            action: Some(RulesCommand::Test { call, args, source }),
+        } => {
+            let args = args
+                .as_deref()
+                .map(|a| json_argument("ARGS_JSON", a))
+                .transpose()?;
+            let verdict = api
+                .test_rules(&call, args.as_ref(), source.as_deref())
+                .await?;
+            let text = match &verdict.rule {
+                Some(rule) => format!("{} (rule \"{rule}\")", verdict.effect.as_str()),
+                None => format!(
+                    "{} (no rule matches: the connector's approval list decides)",
+                    verdict.effect.as_str()
+                ),
+            };
+            Report::new(&verdict, text, true)
+        }
         Command::Search { query } => {
             let found = api.search(&query).await?;
             Report::new(&found, render::search(&found), true)
@@ -419,13 +495,18 @@ fn reject_targets(words: &[String]) -> Result<Vec<(String, u64)>, ApiError> {
 
 /// `--args`: JSON, or `@FILE` holding JSON.
 fn edited_args(text: &str) -> Result<Value, ApiError> {
+    json_argument("--args", text)
+}
+
+/// An argument that is JSON, or `@FILE` holding JSON; `what` names it in errors.
+fn json_argument(what: &str, text: &str) -> Result<Value, ApiError> {
     let (what, json) = match text.strip_prefix('@') {
         Some(file) => (
             file.to_owned(),
             std::fs::read_to_string(file)
                 .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?,
         ),
-        None => ("--args".to_owned(), text.to_owned()),
+        None => (what.to_owned(), text.to_owned()),
     };
     serde_json::from_str(&json)
         .map_err(|e| ApiError::invalid_args(format!("{what} is not JSON: {e}")))

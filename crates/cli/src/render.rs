@@ -278,6 +278,25 @@ pub fn executions(executions: &[ExecutionState]) -> String {
     table(&["ID", "STATUS", "CALLS", "UPDATED (UTC)", "SOURCE"], &rows)
 }
 
+/// What was decided about a call, as a person reads it: `rejected by cli: not today`, `allowed by rule notes`.
+fn decision(entry: &ToolLogEntry) -> String {
+    let Some(decision) = &entry.decision else {
+        return entry.decided_by.clone().unwrap_or_default();
+    };
+    let kind = serde_json::to_value(decision.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let by = match &decision.rule {
+        Some(rule) => format!("rule {rule}"),
+        None => decision.by.clone(),
+    };
+    match &decision.reason {
+        Some(reason) => format!("{kind} by {by}: {reason}"),
+        None => format!("{kind} by {by}"),
+    }
+}
+
 fn entry_row(entry: &ToolLogEntry) -> Vec<String> {
     let mut state = entry.state.as_str().to_owned();
     if entry.requires_approval {
@@ -287,7 +306,7 @@ fn entry_row(entry: &ToolLogEntry) -> Vec<String> {
         entry.seq.to_string(),
         format!("{}.{}", entry.connector, entry.method),
         state,
-        entry.decided_by.clone().unwrap_or_default(),
+        decision(entry),
         entry
             .result
             .as_ref()
@@ -315,7 +334,7 @@ pub fn execution(e: &ExecutionState) -> String {
         let rows: Vec<Vec<String>> = e.log.iter().map(entry_row).collect();
         text.push('\n');
         text.push_str(&table(
-            &["SEQ", "CALL", "STATE", "DECIDED BY", "RESULT"],
+            &["SEQ", "CALL", "STATE", "DECISION", "RESULT"],
             &rows,
         ));
         text.push('\n');
@@ -384,6 +403,51 @@ pub fn snippets(snippets: &[Snippet]) -> String {
         })
         .collect();
     table(&["NAME", "CONNECTORS", "DESCRIPTION"], &rows)
+}
+
+/// The rules in force, in precedence order, with where each lives and how often it decided.
+pub fn rules(rules: &[codemode::RuleListing]) -> String {
+    if rules.is_empty() {
+        return "no rules: each connector's approval list decides".to_owned();
+    }
+    let rows: Vec<Vec<String>> = rules
+        .iter()
+        .map(|r| {
+            let rule = &r.rule;
+            let when = if rule.when.is_empty() {
+                "-".to_owned()
+            } else {
+                serde_json::Value::Object(rule.when.clone()).to_string()
+            };
+            let origin = match r.origin {
+                codemode::RuleOrigin::Database => {
+                    format!(
+                        "{} ({})",
+                        r.created_by.as_deref().unwrap_or("?"),
+                        "database"
+                    )
+                }
+                codemode::RuleOrigin::File => "connectors.json".to_owned(),
+            };
+            vec![
+                rule.id.clone(),
+                rule.effect.as_str().to_owned(),
+                rule.call.clone(),
+                when,
+                rule.source.clone().unwrap_or_else(|| "-".to_owned()),
+                rule.until.map_or("-".to_owned(), time),
+                origin,
+                r.hits.to_string(),
+                r.last_hit.map_or("-".to_owned(), time),
+            ]
+        })
+        .collect();
+    table(
+        &[
+            "ID", "EFFECT", "CALL", "WHEN", "SOURCE", "UNTIL", "ORIGIN", "HITS", "LAST HIT",
+        ],
+        &rows,
+    )
 }
 
 pub fn search(found: &SearchOutput) -> String {

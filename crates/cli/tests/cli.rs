@@ -116,10 +116,10 @@ fn run_pending_approve_show_and_rollback() {
     let human = codemode(&home, &["show", &id]);
     assert_eq!(human.code, 0);
     for needle in [
-        "DECIDED BY",
+        "DECISION",
         "files.write_file",
         "applied",
-        "cli",
+        "approved by cli",
         "\"quarterly\"",
     ] {
         assert!(human.stdout.contains(needle), "{needle}: {}", human.stdout);
@@ -278,6 +278,106 @@ fn several_decisions_at_once_each_stand_alone_and_a_stale_one_fails_alone() {
     assert_eq!(shown["log"][0]["decision"]["reason"], "not today");
     let text = codemode(&home, &["approve", &a, "--args", "{}", &b]);
     assert_eq!(text.code, 1, "--args edits one call: {}", text.stderr);
+}
+
+#[test]
+fn rules_are_listed_added_tested_and_removed_and_decide_the_next_call() {
+    let home = home("rules");
+    std::fs::write(
+        home.join("connectors.json"),
+        r#"{
+  "connectors": { "files": { "type": "files", "root": "workspace" } },
+  "rules": [ { "id": "no-deletes", "effect": "deny", "call": "files.delete_file", "reason": "deletes are for people" } ]
+}
+"#,
+    )
+    .unwrap();
+    let (code, listed) = json(&home, &["rules"]);
+    assert_eq!(code, 0, "{listed}");
+    assert_eq!(listed[0]["id"], "no-deletes");
+    assert_eq!(listed[0]["origin"], "connectors.json");
+    let rule = r#"{"id": "scratch", "effect": "allow", "call": "files.write_file", "when": {"path": {"glob": "scratch/**"}}}"#;
+    let (code, added) = json(&home, &["rules", "add", rule]);
+    assert_eq!((code, added), (0, json!({"added": "scratch"})));
+    let (code, verdict) = json(
+        &home,
+        &[
+            "rules",
+            "test",
+            "files.write_file",
+            r#"{"path": "scratch/a.txt"}"#,
+        ],
+    );
+    assert_eq!(
+        (code, verdict),
+        (0, json!({"effect": "allow", "rule": "scratch"}))
+    );
+    let (_, verdict) = json(
+        &home,
+        &[
+            "rules",
+            "test",
+            "files.write_file",
+            r#"{"path": "scratch/../etc.txt"}"#,
+        ],
+    );
+    assert_eq!(
+        verdict,
+        json!({"effect": "ask"}),
+        "the approval list decides"
+    );
+    let file = program(
+        &home,
+        "scratch.js",
+        "async () => (await files.write_file({ path: 'scratch/a.txt', content: 'x' })).created",
+    );
+    let (code, done) = json(&home, &["run", &file]);
+    assert_eq!((code, &done["result"]), (0, &json!(true)), "{done}");
+    assert_eq!(done["calls"][0]["decision"]["rule"], "scratch");
+    let (_, listed) = json(&home, &["rules"]);
+    assert_eq!(
+        (listed[0]["id"].clone(), listed[0]["hits"].clone()),
+        (json!("scratch"), json!(1))
+    );
+    assert_eq!(listed[0]["createdBy"], "cli");
+    let human = codemode(&home, &["rules"]);
+    assert!(
+        human.stdout.contains("scratch")
+            && human.stdout.contains("connectors.json")
+            && human.stdout.contains("HITS"),
+        "{}",
+        human.stdout
+    );
+    let (code, bad) = json(
+        &home,
+        &[
+            "rules",
+            "add",
+            r#"{"id": "b", "effect": "allow", "call": "files.*", "when": {"path": {"glob": "a/[b"}}}"#,
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(bad["code"], "invalid_args");
+    assert!(
+        bad["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("rule b: when.path.glob: "),
+        "{bad}"
+    );
+    let (code, refused) = json(&home, &["rules", "remove", "no-deletes"]);
+    assert_eq!(
+        (code, &refused["code"]),
+        (1, &json!("invalid_args")),
+        "{refused}"
+    );
+    let (code, removed) = json(&home, &["rules", "remove", "scratch"]);
+    assert_eq!((code, removed), (0, json!({"removed": "scratch"})));
+    let (_, paused) = json(&home, &["run", &file]);
+    assert_eq!(
+        paused["status"], "paused",
+        "without the rule, the write waits again"
+    );
 }
 
 #[test]

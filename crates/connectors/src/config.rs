@@ -36,6 +36,8 @@ pub struct Config {
     pub runtime: RuntimeSettings,
     /// In file order: `connectors` first, then `mcpServers`.
     pub connectors: Vec<ConnectorConfig>,
+    /// Read-only policy rules (`"rules"`), after the database's in precedence (docs/design.md, "Rules").
+    pub rules: Vec<codemode::Rule>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -306,6 +308,8 @@ struct RawFile {
     connectors: Option<Map<String, Value>>,
     #[serde(default, rename = "mcpServers")]
     mcp_servers: Option<Map<String, Value>>,
+    #[serde(default)]
+    rules: Vec<Value>,
 }
 
 #[derive(Deserialize)]
@@ -495,9 +499,32 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             });
         }
     }
+    let mut rules: Vec<codemode::Rule> = Vec::with_capacity(raw.rules.len());
+    for (index, value) in raw.rules.into_iter().enumerate() {
+        let id = value["id"].as_str().map(str::to_owned);
+        let needle = id
+            .as_ref()
+            .map_or("\"rules\"".to_owned(), |id| format!("\"{id}\""));
+        let rule: codemode::Rule = serde_json::from_value(value).map_err(|e| {
+            at(
+                &needle,
+                format!("rules[{index}]: {}", strip_position(&e.to_string())),
+            )
+        })?;
+        codemode::rules::CompiledRule::new(rule.clone())
+            .map_err(|e| at(&needle, format!("rules[{index}]: {e}")))?;
+        if rules.iter().any(|r| r.id == rule.id) {
+            return Err(at(
+                &needle,
+                format!("rules[{index}]: rule {}: id: used twice", rule.id),
+            ));
+        }
+        rules.push(rule);
+    }
     Ok(Config {
         runtime,
         connectors,
+        rules,
     })
 }
 

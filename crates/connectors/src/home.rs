@@ -82,6 +82,7 @@ impl Home {
             memory_limit_mb: settings.memory_limit_mb,
             keep_warm: options.keep_warm,
             worker: options.worker,
+            rules: config.as_ref().map(|c| c.rules.clone()).unwrap_or_default(),
             ..RuntimeOptions::default()
         };
         if let Some(clock) = options.clock {
