@@ -112,6 +112,22 @@ async def main_flows():
                   and call0["decision"]["args"] == edited and call0["decision"]["by"] == "cli",
                   "calls show what the program sent and what ran")
 
+            # A rule added from the CLI while this server runs decides its next call, without a restart.
+            ruled = WRITE.replace("from-agent", "ruled/by-rule")
+            before = await call(session, "codemode", {"code": ruled})
+            check(before.structured_content["status"] == "paused", "gated before the rule")
+            add = cli("rules", "add", json.dumps({"id": "ruled", "effect": "allow", "call": "files.write_file",
+                                                   "when": {"path": {"glob": "ruled/**"}}}))
+            check(add.returncode == 0, "codemode rules add succeeds")
+            for _ in range(20):
+                after = await call(session, "codemode", {"code": ruled})
+                if after.structured_content["status"] == "completed":
+                    break
+                await asyncio.sleep(0.1)
+            check(after.structured_content["status"] == "completed", "the rule let the next call through")
+            check(after.structured_content["calls"][0]["decision"]["rule"] == "ruled", "recorded as the rule's")
+            check(after.structured_content["calls"][0]["requiresApproval"] is False, "nobody had to decide")
+
             # Roll back, then wait reports it.
             rollback = cli("rollback", out["executionId"])
             check(rollback.returncode == 0, "rollback succeeds")

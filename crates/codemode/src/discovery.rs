@@ -409,6 +409,7 @@ pub fn tool_description(connectors: &[(&str, Option<&str>)]) -> String {
 - `codemode.describe(\"connector.method\")` returns TypeScript declarations of the method's input and output.\n\
 - Wrap side effects and nondeterministic work outside connector calls (random numbers, the current time, raw network access) in `codemode.step(name, fn)`: it runs once and its value is replayed when the program resumes.\n\
 - Some methods require a person's approval. The run then pauses and resumes on its own once approved: write the code as if the call simply returns.\n\
+- Policy rules set by the user may let a call through, make it wait for a person, or refuse it. A refused call throws an error whose message says which rule refused it and why: read it, and do not retry the same call.\n\
 - A result with `status: \"paused\"` means the run is waiting for human approval. Tell the user and wait; do NOT send the code again.\n\
 - Everything outside connector calls and steps must be deterministic, because the program is replayed from the top when it resumes.\n\
 - Do not use `fetch`.\n\n\
