@@ -17,6 +17,17 @@ pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
 
+/// How an approval is remembered as a rule (`codemode approve --remember`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Remember {
+    /// These exact arguments; otherwise any arguments of the method.
+    pub exact: bool,
+    /// Only calls from the run's source.
+    pub for_source: bool,
+    /// For this long from now; otherwise for good.
+    pub duration: Option<Duration>,
+}
+
 use codemode::discovery::{DescribeOutput, SearchOutput};
 use codemode::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome, PendingAction,
@@ -92,6 +103,77 @@ impl Api {
     ) -> Result<Outcome, ApiError> {
         self.usable()?;
         Ok(self.home.runtime.approve(id, actor, edited).await?)
+    }
+
+    /// Approves, then remembers the decision as an `allow` rule for this method: with these exact arguments
+    /// or any, for the run's source only or any, until a time or for good. Nothing is remembered when the
+    /// approval is refused. Returns the outcome and the new rule.
+    pub async fn approve_remembering(
+        &self,
+        id: &str,
+        actor: Actor,
+        edited: Option<serde_json::Value>,
+        remember: &Remember,
+    ) -> Result<(Outcome, codemode::Rule), ApiError> {
+        self.usable()?;
+        let execution = self.execution(id)?;
+        let Some(call) = self.home.runtime.pending(Some(id))?.into_iter().next() else {
+            return Err(ApiError::stale(format!(
+                "Execution \"{id}\" is not paused (status: {}); only a paused run can be approved.",
+                execution.status
+            )));
+        };
+        let mut when = serde_json::Map::new();
+        if remember.exact {
+            // What ran: the edit if there was one.
+            let args = edited
+                .clone()
+                .or(call.args.clone())
+                .unwrap_or(serde_json::Value::Null);
+            when.insert(String::new(), args);
+        }
+        let rule = codemode::Rule {
+            id: format!(
+                "remember-{}-{}-{}",
+                call.connector,
+                call.method,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            ),
+            effect: codemode::Effect::Allow,
+            call: format!("{}.{}", call.connector, call.method),
+            when,
+            source: if remember.for_source {
+                execution.source.clone()
+            } else {
+                None
+            },
+            until: remember.duration.map(|d| {
+                self.home
+                    .runtime
+                    .now_ms()
+                    .saturating_add(d.as_millis().min(i64::MAX as u128) as i64)
+            }),
+            reason: Some(format!("remembered from an approval by {}", actor.as_str())),
+        };
+        let outcome = self.approve(id, actor, edited).await?;
+        self.add_rule(rule.clone(), actor)?;
+        Ok((outcome, rule))
+    }
+
+    /// Approves every waiting call that the `allow` rule `rule` matches, each its own decision by that rule.
+    pub async fn approve_waiting(
+        &self,
+        rule: &str,
+    ) -> Result<Vec<(String, Result<Outcome, ApiError>)>, ApiError> {
+        self.usable()?;
+        Ok(self
+            .home
+            .runtime
+            .approve_waiting(rule)
+            .await?
+            .into_iter()
+            .map(|(id, outcome)| (id, outcome.map_err(ApiError::from)))
+            .collect())
     }
 
     /// Approves several paused runs, each its own decision, in the given order.

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Parser)]
 #[command(
@@ -48,6 +49,15 @@ enum Command {
         /// schema; one execution only. The log keeps what the program sent.
         #[arg(long, value_name = "JSON|@FILE")]
         args: Option<String>,
+        /// Also add an allow rule for this method: with these exact arguments, or any (one execution only).
+        #[arg(long, value_name = "exact|method")]
+        remember: Option<RememberScope>,
+        /// With --remember: only for calls from the run's source.
+        #[arg(long, requires = "remember")]
+        for_source: bool,
+        /// With --remember: for this long (`90m`, `24h`, `7d`); for good otherwise.
+        #[arg(long = "for", value_name = "DURATION", requires = "remember")]
+        for_duration: Option<String>,
     },
     /// Reject a pending call: `reject ID SEQ`, or several as `reject ID:SEQ [ID:SEQ…]`.
     Reject {
@@ -109,6 +119,14 @@ enum Command {
     Mcp,
 }
 
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RememberScope {
+    /// These exact arguments.
+    Exact,
+    /// Any arguments of the method.
+    Method,
+}
+
 #[derive(Subcommand)]
 enum RulesCommand {
     /// Add a rule: its JSON, or @FILE (`{"id", "effect": "allow"|"ask"|"deny", "call", "when"?, "source"?,
@@ -116,6 +134,9 @@ enum RulesCommand {
     Add {
         #[arg(value_name = "JSON|@FILE")]
         rule: String,
+        /// Also approve the calls already waiting that this (allow) rule matches, each its own decision.
+        #[arg(long)]
+        approve_waiting: bool,
     },
     /// Remove a rule added to the database.
     Remove { id: String },
@@ -256,10 +277,43 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             };
             outcome_report(api.run(&code, "cli").await?)
         }
-        Command::Approve { ids, args } => {
+        Command::Approve {
+            ids,
+            args,
+            remember,
+            for_source,
+            for_duration,
+        } => {
             let edited = args.as_deref().map(edited_args).transpose()?;
+            let remember = match remember {
+                None => None,
+                Some(scope) => Some(codemode_api::Remember {
+                    exact: matches!(scope, RememberScope::Exact),
+                    for_source,
+                    duration: for_duration.as_deref().map(parse_duration).transpose()?,
+                }),
+            };
             match ids.as_slice() {
+                [id] if remember.is_some() => {
+                    let remember = remember.unwrap_or_default();
+                    let (outcome, rule) = api
+                        .approve_remembering(id, Actor::Cli, edited, &remember)
+                        .await?;
+                    let mut report = outcome_report(outcome);
+                    if let Value::Object(object) = &mut report.json {
+                        object.insert("remembered".to_owned(), json!(rule));
+                    }
+                    report
+                        .text
+                        .push_str(&format!("\nremembered as rule \"{}\"", rule.id));
+                    report
+                }
                 [id] => outcome_report(api.approve(id, Actor::Cli, edited).await?),
+                _ if remember.is_some() => {
+                    return Err(ApiError::invalid_args(
+                        "--remember remembers one call: give one execution id with it",
+                    ));
+                }
                 _ if edited.is_some() => {
                     return Err(ApiError::invalid_args(
                         "--args edits one call: give one execution id with it",
@@ -378,18 +432,40 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             Report::new(&rules, render::rules(&rules), true)
         }
         Command::Rules {
-            action: Some(RulesCommand::Add { rule }),
+            action:
+                Some(RulesCommand::Add {
+                    rule,
+                    approve_waiting,
+                }),
         } => {
             let value = json_argument("the rule", &rule)?;
             let rule: codemode::Rule = serde_json::from_value(value)
                 .map_err(|e| ApiError::invalid_args(format!("the rule: {e}")))?;
             let id = rule.id.clone();
             api.add_rule(rule, Actor::Cli)?;
-            Report::new(
-                &json!({ "added": id }),
-                format!("added rule \"{id}\""),
-                true,
-            )
+            if !approve_waiting {
+                return Ok(Report::new(
+                    &json!({ "added": id }),
+                    format!("added rule \"{id}\""),
+                    true,
+                ));
+            }
+            let decided = api.approve_waiting(&id).await?;
+            let approved = several(
+                decided
+                    .iter()
+                    .map(|(run, outcome)| (run.as_str(), outcome.clone().map(outcome_report))),
+            );
+            Report {
+                json: json!({ "added": id, "approved": approved.json }),
+                text: format!(
+                    "added rule \"{id}\"; approved {} waiting call(s){}{}",
+                    decided.len(),
+                    if decided.is_empty() { "" } else { ":\n" },
+                    approved.text
+                ),
+                ok: approved.ok,
+            }
         }
         Command::Rules {
             action: Some(RulesCommand::Remove { id }),
@@ -491,6 +567,15 @@ fn reject_targets(words: &[String]) -> Result<Vec<(String, u64)>, ApiError> {
                 })
         })
         .collect()
+}
+
+/// `90m`, `24h`, `7d`.
+fn parse_duration(text: &str) -> Result<Duration, ApiError> {
+    parse_age_text(text).ok_or_else(|| {
+        ApiError::invalid_args(format!(
+            "\"{text}\" is not a duration such as 90m, 24h or 7d"
+        ))
+    })
 }
 
 /// `--args`: JSON, or `@FILE` holding JSON.

@@ -381,6 +381,62 @@ fn rules_are_listed_added_tested_and_removed_and_decide_the_next_call() {
 }
 
 #[test]
+fn a_remembered_approval_lets_the_same_call_through_and_a_new_rule_can_approve_the_queue() {
+    let home = home("remember");
+    let file = program(&home, "write.js", WRITE);
+    let (_, paused) = json(&home, &["run", &file]);
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let (code, done) = json(
+        &home,
+        &["approve", &id, "--remember", "exact", "--for", "1h"],
+    );
+    assert_eq!(code, 0, "{done}");
+    assert_eq!(done["status"], "completed");
+    let rule = &done["remembered"];
+    assert_eq!(rule["effect"], "allow");
+    assert_eq!(rule["call"], "files.write_file");
+    assert_eq!(
+        rule["when"][""],
+        json!({"path": "out/report.txt", "content": "quarterly"})
+    );
+    assert!(rule["until"].as_i64().is_some(), "{rule}");
+    // The same call again runs without asking; another one still waits.
+    let (_, again) = json(&home, &["run", &file]);
+    assert_eq!(again["status"], "completed", "{again}");
+    assert_eq!(again["calls"][0]["decision"]["kind"], "allowed");
+    let other = program(
+        &home,
+        "other.js",
+        "async () => files.write_file({ path: 'out/other.txt', content: 'x' })",
+    );
+    let (_, waiting_a) = json(&home, &["run", &other]);
+    let (_, waiting_b) = json(&home, &["run", &other]);
+    assert_eq!(waiting_a["status"], "paused");
+    let (code, added) = json(
+        &home,
+        &[
+            "rules",
+            "add",
+            r#"{"id": "out", "effect": "allow", "call": "files.write_file", "when": {"path": {"glob": "out/**"}}}"#,
+            "--approve-waiting",
+        ],
+    );
+    assert_eq!(code, 0, "{added}");
+    let approved = added["approved"].as_array().unwrap();
+    assert_eq!(approved.len(), 2, "{added}");
+    for (outcome, waiting) in approved.iter().zip([&waiting_b, &waiting_a]) {
+        assert_eq!(outcome["executionId"], waiting["executionId"]);
+        assert_eq!(outcome["status"], "completed");
+        assert_eq!(
+            outcome["calls"][0]["decision"],
+            json!({"kind": "allowed", "by": "rule", "at": outcome["calls"][0]["decision"]["at"], "rule": "out"})
+        );
+    }
+    let (_, pending) = json(&home, &["pending"]);
+    assert_eq!(pending, json!([]));
+}
+
+#[test]
 fn reject_and_its_exit_codes() {
     let home = home("reject");
     let file = program(&home, "write.js", WRITE);

@@ -39,7 +39,8 @@ pub struct Rule {
     pub effect: Effect,
     /// `connector.method`, where `*` matches any run of characters.
     pub call: String,
-    /// Argument path → a JSON literal or one matcher object; all must hold.
+    /// Argument path → a JSON literal or one matcher object; all must hold. The empty path `""` is the whole
+    /// arguments.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub when: Map<String, Value>,
     /// A glob over the run's source (`Claude Code`, `cli`, `playground`…).
@@ -150,7 +151,12 @@ impl CompiledRule {
         let mut when = Vec::with_capacity(rule.when.len());
         for (path, value) in &rule.when {
             let field = format!("when.{path}");
-            let segments: Vec<String> = path.split('.').map(str::to_owned).collect();
+            // The empty path is the whole arguments (a remembered exact call).
+            let segments: Vec<String> = if path.is_empty() {
+                Vec::new()
+            } else {
+                path.split('.').map(str::to_owned).collect()
+            };
             if segments.iter().any(String::is_empty) {
                 return Err(fail(
                     &field,

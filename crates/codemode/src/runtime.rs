@@ -12,6 +12,7 @@ use crate::model::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
     PendingAction, RevertedCall, RollbackReport, SkippedCall, ToolLogEntry,
 };
+use crate::model::{Decision, DecisionKind};
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
@@ -307,16 +308,15 @@ impl Inner {
         let Ok(version) = self.store.rules_version() else {
             return cache.set.clone();
         };
-        if version != cache.set.version || cache.set.rules.is_empty() && !self.file_rules.is_empty()
-        {
-            if let Ok(stored) = self.store.rules() {
-                let mut rules: Vec<CompiledRule> = stored
-                    .into_iter()
-                    .filter_map(|stored| CompiledRule::new(stored.rule).ok())
-                    .collect();
-                rules.extend(self.file_rules.iter().cloned());
-                cache.set = Arc::new(RuleSet { version, rules });
-            }
+        let stale = version != cache.set.version
+            || cache.set.rules.is_empty() && !self.file_rules.is_empty();
+        if stale && let Ok(stored) = self.store.rules() {
+            let mut rules: Vec<CompiledRule> = stored
+                .into_iter()
+                .filter_map(|stored| CompiledRule::new(stored.rule).ok())
+                .collect();
+            rules.extend(self.file_rules.iter().cloned());
+            cache.set = Arc::new(RuleSet { version, rules });
         }
         cache.set.clone()
     }
@@ -488,6 +488,70 @@ impl Runtime {
         actor: Actor,
         edited: Option<Value>,
     ) -> Result<Outcome, RuntimeError> {
+        let decision = Decision {
+            kind: if edited.is_some() {
+                DecisionKind::Edited
+            } else {
+                DecisionKind::Approved
+            },
+            by: actor.as_str().to_owned(),
+            at: self.inner.now(),
+            reason: None,
+            rule: None,
+            args: edited,
+        };
+        self.resume_with(id, decision).await
+    }
+
+    /// Approves, as the `allow` rule `rule` says, every waiting call that rule matches (each its own decision,
+    /// `allowed` by `rule`); returns what happened to each, in queue order.
+    pub async fn approve_waiting(
+        &self,
+        rule: &str,
+    ) -> Result<Vec<(String, Result<Outcome, RuntimeError>)>, RuntimeError> {
+        let rules = self.inner.rules();
+        let Some(compiled) = rules.rules.iter().find(|r| r.rule.id == rule) else {
+            return Err(RuntimeError::NotFound(format!("No rule \"{rule}\"")));
+        };
+        if compiled.rule.effect != crate::rules::Effect::Allow {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "Rule \"{rule}\" does not allow: only an allow rule approves waiting calls."
+            )));
+        }
+        let mut decided = Vec::new();
+        for waiting in self.inner.store.pending(None)? {
+            let source = self
+                .inner
+                .store
+                .execution(&waiting.execution_id)?
+                .and_then(|e| e.source);
+            let path = format!("{}.{}", waiting.connector, waiting.method);
+            let call = crate::rules::Call {
+                path: &path,
+                args: waiting.args.as_ref(),
+                source: source.as_deref(),
+                now: self.inner.now(),
+            };
+            if !compiled.matches(&call) {
+                continue;
+            }
+            let decision = Decision {
+                kind: DecisionKind::Allowed,
+                by: "rule".to_owned(),
+                at: self.inner.now(),
+                reason: compiled.rule.reason.clone(),
+                rule: Some(rule.to_owned()),
+                args: None,
+            };
+            let outcome = self.resume_with(&waiting.execution_id, decision).await;
+            decided.push((waiting.execution_id, outcome));
+        }
+        Ok(decided)
+    }
+
+    /// Resumes a paused run with `decision` recorded on its pending call.
+    async fn resume_with(&self, id: &str, decision: Decision) -> Result<Outcome, RuntimeError> {
+        let edited = decision.args.clone();
         let Some(execution) = self.inner.store.execution(id)? else {
             return Err(RuntimeError::NotFound(format!(
                 "No execution \"{id}\" to resume."
@@ -514,11 +578,7 @@ impl Runtime {
             self.check_edited(&pending.connector, &pending.method, edited)
                 .await?;
         }
-        match self
-            .inner
-            .store
-            .resume(id, actor, edited.as_ref(), self.inner.now())?
-        {
+        match self.inner.store.resume(id, &decision)? {
             Resume::Resumed => {
                 self.pass(id, &execution.code, execution.source.as_deref(), None)
                     .await
@@ -885,6 +945,11 @@ impl Runtime {
     /// Deletes a snippet; false when there was none by that name.
     pub fn delete_snippet(&self, name: &str) -> Result<bool, RuntimeError> {
         Ok(self.inner.store.delete_snippet(name)?)
+    }
+
+    /// Now, on the runtime's clock (epoch ms).
+    pub fn now_ms(&self) -> i64 {
+        self.inner.now()
     }
 
     /// Every rule in force, in precedence order: the database's (with who added it, when, and how often it

@@ -745,26 +745,9 @@ impl Store {
     /// pending call is decided by `actor`, in one transaction (so a later reject, which needs a paused run,
     /// finds nothing to reject). The call stays `pending` until the pass reaches it: a replay that diverges
     /// before it leaves it never run, and a rollback then has nothing of it to undo.
-    pub fn resume(
-        &self,
-        id: &str,
-        actor: Actor,
-        edited: Option<&Value>,
-        now: i64,
-    ) -> Result<Resume, StoreError> {
-        let decision = Decision {
-            kind: if edited.is_some() {
-                DecisionKind::Edited
-            } else {
-                DecisionKind::Approved
-            },
-            by: actor.as_str().to_owned(),
-            at: now,
-            reason: None,
-            rule: None,
-            args: edited.cloned(),
-        };
-        let decision = serde_json::to_string(&decision).unwrap_or_default();
+    pub fn resume(&self, id: &str, decision: &Decision) -> Result<Resume, StoreError> {
+        let (by, now) = (decision.by.as_str(), decision.at);
+        let decision = serde_json::to_string(decision).unwrap_or_default();
         self.write(|tx| {
             let Some(run) = run_row(tx, id)? else {
                 return Ok(Resume::Missing);
@@ -786,7 +769,7 @@ impl Store {
             tx.execute_cached(
                 "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = ?4
                  WHERE execution_id = ?1 AND state = 'pending'",
-                params![id, actor.as_str(), now, decision],
+                params![id, by, now, decision],
             )?;
             Ok(Resume::Resumed)
         })
