@@ -201,13 +201,18 @@ impl CompiledRule {
         })
     }
 
-    /// A `deny` with no conditions, source or expiry: the method is hidden everywhere, as `hidden` does.
-    pub fn hides(&self, connector: &str, method: &str) -> bool {
+    /// A `deny` with no conditions, source or expiry: it hides the methods it names everywhere, as `hidden`
+    /// does.
+    pub fn hides_what_it_names(&self) -> bool {
         self.rule.effect == Effect::Deny
             && self.when.is_empty()
             && self.source.is_none()
             && self.rule.until.is_none()
-            && self.call.is_match(format!("{connector}.{method}"))
+    }
+
+    /// Whether this rule hides `connector.method`.
+    pub fn hides(&self, connector: &str, method: &str) -> bool {
+        self.hides_what_it_names() && self.call.is_match(format!("{connector}.{method}"))
     }
 }
 
@@ -231,6 +236,65 @@ pub struct Verdict {
     pub rule: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+}
+
+/// Rules indexed by the call they name, so a call is checked only against the rules that can match it (those
+/// naming exactly its `connector.method`, and those whose pattern has a `*`), in their precedence order.
+#[derive(Debug, Clone, Default)]
+pub struct RuleIndex {
+    rules: Vec<CompiledRule>,
+    exact: std::collections::HashMap<String, Vec<usize>>,
+    patterns: Vec<usize>,
+    /// The rules that hide what they name.
+    hiding: Vec<usize>,
+}
+
+impl RuleIndex {
+    pub fn new(rules: Vec<CompiledRule>) -> Self {
+        let mut exact: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        let mut patterns = Vec::new();
+        let hiding = (0..rules.len())
+            .filter(|&i| rules[i].hides_what_it_names())
+            .collect();
+        for (index, rule) in rules.iter().enumerate() {
+            if rule.rule.call.contains(['*', '?', '[', '{', '\\']) {
+                patterns.push(index);
+            } else {
+                exact.entry(rule.rule.call.clone()).or_default().push(index);
+            }
+        }
+        RuleIndex {
+            rules,
+            exact,
+            patterns,
+            hiding,
+        }
+    }
+
+    /// Whether an unconditional `deny` hides `connector.method`.
+    pub fn hides(&self, connector: &str, method: &str) -> bool {
+        self.hiding
+            .iter()
+            .any(|&i| self.rules[i].hides(connector, method))
+    }
+
+    pub fn rules(&self) -> &[CompiledRule] {
+        &self.rules
+    }
+
+    /// [`evaluate`] over the rules that can match `call`.
+    pub fn evaluate(&self, call: &Call<'_>, requires_approval: bool) -> Verdict {
+        let exact = self.exact.get(call.path).map_or(&[][..], Vec::as_slice);
+        // Both lists are in precedence order: merge them so "the first among equals" stays the first.
+        let (mut a, mut b) = (exact.iter().peekable(), self.patterns.iter().peekable());
+        let merged = std::iter::from_fn(|| match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x <= y => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, _) => b.next(),
+        });
+        evaluate(merged.map(|&i| &self.rules[i]), call, requires_approval)
+    }
 }
 
 /// Among the rules that match, `deny` beats `ask` beats `allow`; among equals, the first in `rules` order.

@@ -309,14 +309,17 @@ impl Inner {
             return cache.set.clone();
         };
         let stale = version != cache.set.version
-            || cache.set.rules.is_empty() && !self.file_rules.is_empty();
+            || cache.set.rules.rules().is_empty() && !self.file_rules.is_empty();
         if stale && let Ok(stored) = self.store.rules() {
             let mut rules: Vec<CompiledRule> = stored
                 .into_iter()
                 .filter_map(|stored| CompiledRule::new(stored.rule).ok())
                 .collect();
             rules.extend(self.file_rules.iter().cloned());
-            cache.set = Arc::new(RuleSet { version, rules });
+            cache.set = Arc::new(RuleSet {
+                version,
+                rules: crate::rules::RuleIndex::new(rules),
+            });
         }
         cache.set.clone()
     }
@@ -335,16 +338,16 @@ const RULES_RECHECK: Duration = Duration::from_millis(250);
 #[derive(Default)]
 struct RuleSet {
     version: i64,
-    rules: Vec<CompiledRule>,
+    rules: crate::rules::RuleIndex,
 }
 
 impl RuleSet {
     fn evaluate(&self, call: &crate::rules::Call<'_>, requires_approval: bool) -> Verdict {
-        crate::rules::evaluate(&self.rules, call, requires_approval)
+        self.rules.evaluate(call, requires_approval)
     }
 
     fn hides(&self, connector: &str, method: &str) -> bool {
-        self.rules.iter().any(|rule| rule.hides(connector, method))
+        self.rules.hides(connector, method)
     }
 }
 
@@ -510,7 +513,7 @@ impl Runtime {
         rule: &str,
     ) -> Result<Vec<(String, Result<Outcome, RuntimeError>)>, RuntimeError> {
         let rules = self.inner.rules();
-        let Some(compiled) = rules.rules.iter().find(|r| r.rule.id == rule) else {
+        let Some(compiled) = rules.rules.rules().iter().find(|r| r.rule.id == rule) else {
             return Err(RuntimeError::NotFound(format!("No rule \"{rule}\"")));
         };
         if compiled.rule.effect != crate::rules::Effect::Allow {

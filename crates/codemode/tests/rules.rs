@@ -55,3 +55,103 @@ fn rules_decide_calls_as_the_golden_files_say() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+mod precedence {
+    //! Property: over random rule sets and calls, the verdict is the strongest matching effect (deny > ask >
+    //! allow), recorded as the first rule of that effect in precedence order; with no match the approval list
+    //! decides; and the call index gives exactly the verdict a scan of every rule gives.
+
+    use codemode::rules::{Call, CompiledRule, Effect, Rule, RuleIndex, evaluate};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use serde_json::{Value, json};
+
+    fn arb_rule() -> impl Strategy<Value = Value> {
+        (
+            prop_oneof![Just("allow"), Just("ask"), Just("deny")],
+            prop_oneof![
+                Just("a.b"),
+                Just("a.*"),
+                Just("*"),
+                Just("b.c"),
+                Just("a.?")
+            ],
+            prop::option::of(0u8..3),
+            prop::option::of(prop_oneof![Just("Claude *"), Just("cli")]),
+            prop::option::of(prop_oneof![Just(0i64), Just(10)]),
+        )
+            .prop_map(|(effect, call, x, source, until)| {
+                let mut rule = json!({"effect": effect, "call": call});
+                if let Some(x) = x {
+                    rule["when"] = json!({"x": x});
+                }
+                if let Some(source) = source {
+                    rule["source"] = json!(source);
+                }
+                if let Some(until) = until {
+                    rule["until"] = json!(until);
+                }
+                rule
+            })
+    }
+
+    #[test]
+    fn the_strongest_match_decides_and_the_index_agrees_with_a_scan() {
+        let mut runner = TestRunner::new(Config {
+            cases: 2_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let strategy = (
+            prop::collection::vec(arb_rule(), 0..12),
+            prop_oneof![Just("a.b"), Just("b.c"), Just("a.x")],
+            prop::option::of(0u8..3),
+            prop::option::of(prop_oneof![Just("Claude Code"), Just("cli")]),
+            prop_oneof![Just(5i64), Just(15)],
+            any::<bool>(),
+        );
+        runner
+            .run(&strategy, |(rules, path, x, source, now, gated)| {
+                let compiled: Vec<CompiledRule> = rules
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, mut rule)| {
+                        rule["id"] = json!(format!("r{i}"));
+                        let rule: Rule = serde_json::from_value(rule).expect("shape");
+                        CompiledRule::new(rule).expect("valid")
+                    })
+                    .collect();
+                let args = x.map(|x| json!({"x": x}));
+                let call = Call {
+                    path,
+                    args: args.as_ref(),
+                    source,
+                    now,
+                };
+                let verdict = evaluate(&compiled, &call, gated);
+                let matching: Vec<&CompiledRule> =
+                    compiled.iter().filter(|r| r.matches(&call)).collect();
+                match matching.iter().map(|r| r.rule.effect).max() {
+                    None => {
+                        prop_assert_eq!(&verdict.rule, &None);
+                        prop_assert_eq!(
+                            verdict.effect,
+                            if gated { Effect::Ask } else { Effect::Allow }
+                        );
+                    }
+                    Some(strongest) => {
+                        let first = matching
+                            .iter()
+                            .find(|r| r.rule.effect == strongest)
+                            .expect("one");
+                        prop_assert_eq!(verdict.effect, strongest);
+                        prop_assert_eq!(verdict.rule.as_deref(), Some(first.rule.id.as_str()));
+                    }
+                }
+                let indexed = RuleIndex::new(compiled.clone()).evaluate(&call, gated);
+                prop_assert_eq!(indexed, verdict);
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
