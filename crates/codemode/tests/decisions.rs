@@ -16,6 +16,16 @@ use std::sync::Arc;
 use std::time::Duration;
 use support::ledger::{Ledger, temp_db};
 
+/// Runs `code` and returns its execution id.
+async fn run_id(runtime: &codemode::Runtime, code: &str) -> String {
+    runtime
+        .execute(code)
+        .await
+        .expect("runs")
+        .execution_id()
+        .to_owned()
+}
+
 fn json_of(outcome: &Outcome) -> Value {
     serde_json::to_value(outcome).expect("outcome serialises")
 }
@@ -26,12 +36,7 @@ const WRITE: &str = "async () => { await ledger.read(); return await ledger.writ
 async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_rollback() {
     let ledger = Ledger::new();
     let runtime = ledger.runtime().await;
-    let rejected = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let rejected = run_id(&runtime, WRITE).await;
     runtime
         .reject(
             &rejected,
@@ -60,12 +65,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
         "nobody had to decide the read"
     );
 
-    let rolled = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let rolled = run_id(&runtime, WRITE).await;
     runtime
         .approve(&rolled, Actor::Console, None)
         .await
@@ -86,12 +86,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
     assert_eq!(decision.by, "console");
     assert_eq!(decision.reason, None);
 
-    let blank = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let blank = run_id(&runtime, WRITE).await;
     runtime
         .reject(&blank, 1, Actor::Api, Some("  "))
         .await
@@ -107,12 +102,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
 async fn an_edited_approval_runs_the_edited_arguments_and_keeps_what_the_program_sent() {
     let ledger = Ledger::new();
     let runtime = ledger.runtime().await;
-    let id = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let id = run_id(&runtime, WRITE).await;
     let edited = json!({"path": "drafts/a.txt", "content": "hello"});
     let done = json_of(
         &runtime
@@ -151,12 +141,7 @@ async fn an_edited_approval_runs_the_edited_arguments_and_keeps_what_the_program
 async fn edited_arguments_that_do_not_fit_the_input_schema_change_nothing() {
     let ledger = Ledger::new();
     let runtime = ledger.runtime().await;
-    let id = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let id = run_id(&runtime, WRITE).await;
     let refused = runtime
         .approve(&id, Actor::Console, Some(json!({"content": 3})))
         .await
@@ -183,12 +168,7 @@ async fn expiry_is_recorded_as_an_expired_decision() {
     let ledger = Ledger::new();
     let clock = support::TestClock::at(1_700_000_000_000);
     let runtime = ledger.runtime_with(clock.clone()).await;
-    let id = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let id = run_id(&runtime, WRITE).await;
     clock.advance(25 * 3_600_000);
     assert_eq!(
         runtime
@@ -208,24 +188,9 @@ async fn expiry_is_recorded_as_an_expired_decision() {
 async fn several_decisions_at_once_each_stand_alone() {
     let ledger = Ledger::new();
     let runtime = ledger.runtime().await;
-    let a = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
-    let done = runtime
-        .execute("async () => 1")
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
-    let b = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let a = run_id(&runtime, WRITE).await;
+    let done = run_id(&runtime, "async () => 1").await;
+    let b = run_id(&runtime, WRITE).await;
     let outcomes = runtime
         .approve_each(
             &[a.clone(), done.clone(), "exec_nope".to_owned(), b.clone()],
@@ -246,18 +211,8 @@ async fn several_decisions_at_once_each_stand_alone() {
     );
     assert_eq!(outcomes[3].as_ref().unwrap().status(), "completed");
 
-    let c = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
-    let d = runtime
-        .execute(WRITE)
-        .await
-        .unwrap()
-        .execution_id()
-        .to_owned();
+    let c = run_id(&runtime, WRITE).await;
+    let d = run_id(&runtime, WRITE).await;
     let results = runtime
         .reject_each(
             &[(c.clone(), 1), (d.clone(), 7), (d.clone(), 1)],

@@ -5,7 +5,7 @@ import type { RevertedCall } from "./RevertedCall";
 import type { SkippedCall } from "./SkippedCall";
 
 /**
- * What a rollback did, call by call (SPEC §3, difference 3).
+ * What a rollback did, call by call (docs/design.md, difference 3).
  */
 export type RollbackReport = { executionId: string, 
 /**
