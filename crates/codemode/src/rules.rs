@@ -109,6 +109,8 @@ enum Test {
 pub struct CompiledRule {
     pub rule: Rule,
     call: GlobMatcher,
+    /// The call pattern when it names one method exactly: compared as a string, not through the glob.
+    exact_call: Option<String>,
     source: Option<GlobMatcher>,
     when: Vec<(Vec<String>, Condition)>,
 }
@@ -174,9 +176,11 @@ impl CompiledRule {
             })?;
             when.push((segments, condition));
         }
+        let exact_call = (!is_pattern(&rule.call)).then(|| rule.call.clone());
         Ok(CompiledRule {
             rule,
             call,
+            exact_call,
             source,
             when,
         })
@@ -187,7 +191,11 @@ impl CompiledRule {
         if self.rule.until.is_some_and(|until| call.now > until) {
             return false;
         }
-        if !self.call.is_match(call.path) {
+        let named = match &self.exact_call {
+            Some(exact) => exact == call.path,
+            None => self.call.is_match(call.path),
+        };
+        if !named {
             return false;
         }
         if let Some(source) = &self.source
@@ -257,7 +265,7 @@ impl RuleIndex {
             .filter(|&i| rules[i].hides_what_it_names())
             .collect();
         for (index, rule) in rules.iter().enumerate() {
-            if rule.rule.call.contains(['*', '?', '[', '{', '\\']) {
+            if is_pattern(&rule.rule.call) {
                 patterns.push(index);
             } else {
                 exact.entry(rule.rule.call.clone()).or_default().push(index);
@@ -341,6 +349,11 @@ pub fn denied_message(connector: &str, method: &str, rule: &str, reason: Option<
         Some(reason) => format!("Action {connector}.{method} denied by rule \"{rule}\": {reason}"),
         None => format!("Action {connector}.{method} denied by rule \"{rule}\""),
     }
+}
+
+/// Whether a call pattern has glob syntax (otherwise it names one method exactly).
+fn is_pattern(call: &str) -> bool {
+    call.contains(['*', '?', '[', '{', '\\'])
 }
 
 /// A glob over a name (`files.*`, `Claude *`): `*` is any run of characters.
@@ -449,10 +462,14 @@ fn passes(test: &Test, value: Option<&Value>) -> bool {
         return false;
     };
     match test {
-        Test::Glob(glob) => value
-            .as_str()
-            .and_then(normal_path)
-            .is_some_and(|path| glob.is_match(path)),
+        Test::Glob(glob) => value.as_str().is_some_and(|text| {
+            // Most paths are already normal: match them as they are, without building a new string.
+            if text.split('/').any(|part| matches!(part, "" | "." | "..")) {
+                normal_path(text).is_some_and(|path| glob.is_match(path))
+            } else {
+                glob.is_match(text)
+            }
+        }),
         Test::Regex(regex) => value.as_str().is_some_and(|s| regex.is_match(s)),
         Test::Prefix(prefix) => value
             .as_str()
