@@ -160,7 +160,14 @@ await test("reject with a reason ends the run as rejected, and Executions says w
   await nav("approvals");
   await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
   await (await $("#reject-reason")).setValue("write under drafts/ instead");
-  await click("#reject");
+  // A live update may re-render the card (the typed reason survives it): click the Reject that is there now,
+  // in the page, rather than through an element reference that the re-render may have made stale.
+  await browser.waitUntil(() => browser.execute(() => {
+    const button = document.querySelector("#reject");
+    if (!button || button.disabled) return false;
+    button.click();
+    return true;
+  }), { timeout: 15000, interval: 100, timeoutMsg: "the Reject button never became clickable" });
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "the queue empties after reject");
   assert(!existsSync(join(HOME, "workspace", "rejected.txt")), "nothing was written");
   await nav("executions");
