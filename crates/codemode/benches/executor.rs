@@ -48,11 +48,6 @@ fn program(n: usize) -> String {
     )
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 /// `idle` leaves the worker time to prepare its next context, as it has between an agent's calls.
 fn time_pass(executor: &Executor, request: &PassRequest, reps: usize, idle: Duration) -> Duration {
     let mut samples = Vec::with_capacity(reps);
@@ -88,13 +83,14 @@ fn node_pass(n: usize, reps: usize) -> Option<(Duration, Duration)> {
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.3}", d.as_secs_f64() * 1e3)
+    format!("{:.3}", support::ms(d))
 }
 
+mod support;
+use support::median;
+
 fn main() {
-    let worker = std::env::var_os("CODEMODE_WORKER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
+    let worker = support::worker();
     let executor = Executor::new(ExecutorOptions {
         worker: Some(worker),
         timeout: Duration::from_secs(120),

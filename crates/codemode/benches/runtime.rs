@@ -12,63 +12,34 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod support;
+use support::{Echo, median, ms};
+
 /// `kb.echo(args)` answers its arguments; `crm.create` needs approval.
-struct Toy(&'static str);
-
-impl Connector for Toy {
-    fn name(&self) -> &str {
-        self.0
-    }
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
-        let gated = self.0 == "crm";
-        Box::pin(async move {
-            Ok(vec![ToolDescriptor {
-                name: if gated {
-                    "create".into()
-                } else {
-                    "echo".into()
-                },
-                requires_approval: gated,
-                ..Default::default()
-            }])
-        })
-    }
-    fn execute<'a>(
-        &'a self,
-        _: &'a str,
-        args: Option<Value>,
-        _: CallContext,
-    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
-        Box::pin(async move { Ok(args) })
-    }
-}
-
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
+const KB: Echo = Echo {
+    name: "kb",
+    methods: &[("echo", false)],
+};
+const CRM: Echo = Echo {
+    name: "crm",
+    methods: &[("create", true)],
+};
 
 fn sequential(n: usize) -> String {
     format!("async () => {{ for (let i = 0; i < {n}; i++) await kb.echo({{ i }}); return {n}; }}")
 }
 
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1e3
-}
-
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let dir = std::env::temp_dir().join(format!("codemode-bench-{}", uuid::Uuid::new_v4()));
-    let worker = std::env::var_os("CODEMODE_WORKER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
+    let worker = support::worker();
     let options = RuntimeOptions {
         worker: Some(worker),
         keep_warm: true,
         max_executions: 1000,
         ..RuntimeOptions::default()
     };
-    let connectors: Vec<Arc<dyn Connector>> = vec![Arc::new(Toy("kb")), Arc::new(Toy("crm"))];
+    let connectors: Vec<Arc<dyn Connector>> = vec![Arc::new(KB), Arc::new(CRM)];
     let runtime = Runtime::open(&dir.join("codemode.db"), options, connectors)
         .await
         .expect("runtime");

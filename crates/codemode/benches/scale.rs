@@ -15,51 +15,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn median_of(reps: usize, mut f: impl FnMut()) -> Duration {
-    let mut samples: Vec<Duration> = (0..reps)
-        .map(|_| {
-            let started = Instant::now();
-            f();
-            started.elapsed()
-        })
-        .collect();
-    samples.sort();
-    samples[samples.len() / 2]
-}
+mod support;
+use support::{Echo, median_of};
 
-struct Echo;
-
-impl Connector for Echo {
-    fn name(&self) -> &str {
-        "kb"
-    }
-    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
-        Box::pin(async {
-            Ok(vec![
-                ToolDescriptor {
-                    name: "echo".into(),
-                    ..Default::default()
-                },
-                ToolDescriptor {
-                    name: "write".into(),
-                    requires_approval: true,
-                    ..Default::default()
-                },
-            ])
-        })
-    }
-    fn execute<'a>(
-        &'a self,
-        _: &'a str,
-        args: Option<Value>,
-        _: CallContext,
-    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
-        Box::pin(async move { Ok(args) })
-    }
-}
+const KB: Echo = Echo {
+    name: "kb",
+    methods: &[("echo", false), ("write", true)],
+};
 
 fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1e3)
+    format!("{:.3} ms", support::ms(d))
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -137,16 +102,14 @@ async fn main() {
     // 10,000 stored executions (every 100th paused), each with 10 calls.
     let dir = std::env::temp_dir().join(format!("codemode-scale-{}", uuid::Uuid::new_v4()));
     let db = dir.join("codemode.db");
-    let worker = std::env::var_os("CODEMODE_WORKER")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_codemode-worker")));
+    let worker = support::worker();
     let options = RuntimeOptions {
         worker: Some(worker.clone()),
         keep_warm: true,
         max_executions: 100_000,
         ..RuntimeOptions::default()
     };
-    let runtime = Runtime::open(&db, options, vec![Arc::new(Echo)])
+    let runtime = Runtime::open(&db, options, vec![Arc::new(KB)])
         .await
         .expect("runtime");
     let filling = Instant::now();
@@ -285,7 +248,7 @@ async fn concurrency(worker: &std::path::Path) -> (Throughput, usize) {
             keep_warm: true,
             ..RuntimeOptions::default()
         };
-        Runtime::open(&db, options, vec![Arc::new(Echo)])
+        Runtime::open(&db, options, vec![Arc::new(KB)])
             .await
             .expect("runtime")
     };

@@ -3,10 +3,11 @@
 //! evaluating a call against a rule set is a pure function of the call, its source and the time.
 
 use crate::codec::utf16_len;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 /// What a rule does with the calls it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -248,18 +249,124 @@ pub struct Verdict {
 
 /// Rules indexed by the call they name, so a call is checked only against the rules that can match it (those
 /// naming exactly its `connector.method`, and those whose pattern has a `*`), in their precedence order.
+/// Within each group a prefilter on one argument condition per rule (an exact string, or a glob, looked up
+/// in a hash map or one combined `GlobSet`) leaves out the rules whose condition cannot hold, so 100 rules on
+/// one method cost one lookup and one set match rather than 100 checks (docs/performance.md, "Rules").
 #[derive(Debug, Clone, Default)]
 pub struct RuleIndex {
     rules: Vec<CompiledRule>,
-    exact: std::collections::HashMap<String, Vec<usize>>,
-    patterns: Vec<usize>,
+    exact: HashMap<String, Candidates>,
+    patterns: Candidates,
     /// The rules that hide what they name.
     hiding: Vec<usize>,
 }
 
+/// One group of rules, split by what can rule each out before it is checked in full.
+#[derive(Debug, Clone, Default)]
+struct Candidates {
+    /// Rules no prefilter applies to: always checked.
+    unfiltered: Vec<usize>,
+    /// Per argument path, the rules that require an exact string there.
+    literals: Vec<(Vec<String>, HashMap<String, Vec<usize>>)>,
+    /// Per argument path, the rules that require a glob to match there, as one set (pattern `i` is rule
+    /// `ids[i]`).
+    globs: Vec<(Vec<String>, GlobSet, Vec<usize>)>,
+}
+
+/// The one condition of a rule a prefilter checks: a condition every match must meet.
+enum Key<'a> {
+    Literal(&'a str),
+    Glob(&'a GlobMatcher),
+}
+
+impl Candidates {
+    fn new(rules: &[CompiledRule], ids: impl IntoIterator<Item = usize>) -> Self {
+        let mut unfiltered = Vec::new();
+        let mut literals: Vec<(Vec<String>, HashMap<String, Vec<usize>>)> = Vec::new();
+        let mut globs: Vec<(Vec<String>, GlobSetBuilder, Vec<usize>)> = Vec::new();
+        for id in ids {
+            let keyed = rules[id].when.iter().find_map(|(path, condition)| {
+                let key = match condition {
+                    Condition::Equals(Value::String(text)) => Key::Literal(text),
+                    Condition::All(tests) => tests.iter().find_map(|test| match test {
+                        Test::Glob(glob) => Some(Key::Glob(glob)),
+                        _ => None,
+                    })?,
+                    Condition::Equals(_) => return None,
+                };
+                Some((path, key))
+            });
+            match keyed {
+                None => unfiltered.push(id),
+                Some((path, Key::Literal(text))) => {
+                    let at = match literals.iter().position(|(p, _)| p == path) {
+                        Some(at) => at,
+                        None => {
+                            literals.push((path.clone(), HashMap::new()));
+                            literals.len() - 1
+                        }
+                    };
+                    literals[at].1.entry(text.to_owned()).or_default().push(id);
+                }
+                Some((path, Key::Glob(glob))) => {
+                    let at = match globs.iter().position(|(p, _, _)| p == path) {
+                        Some(at) => at,
+                        None => {
+                            globs.push((path.clone(), GlobSetBuilder::new(), Vec::new()));
+                            globs.len() - 1
+                        }
+                    };
+                    globs[at].1.add(glob.glob().clone());
+                    globs[at].2.push(id);
+                }
+            }
+        }
+        let globs = globs
+            .into_iter()
+            .filter_map(|(path, builder, ids)| match builder.build() {
+                Ok(set) => Some((path, set, ids)),
+                // Each glob compiled alone; should the set not build, check its rules in full.
+                Err(_) => {
+                    unfiltered.extend(&ids);
+                    None
+                }
+            })
+            .collect();
+        unfiltered.sort_unstable();
+        Candidates {
+            unfiltered,
+            literals,
+            globs,
+        }
+    }
+
+    /// Adds the rules the call could match: a superset of those that do.
+    fn collect(&self, args: Option<&Value>, out: &mut Vec<usize>) {
+        out.extend_from_slice(&self.unfiltered);
+        for (path, by_text) in &self.literals {
+            if let Some(Value::String(text)) = lookup(args, path)
+                && let Some(ids) = by_text.get(text.as_str())
+            {
+                out.extend_from_slice(ids);
+            }
+        }
+        for (path, set, ids) in &self.globs {
+            if let Some(Value::String(text)) = lookup(args, path) {
+                // As `passes` does: the value is matched as a normal path.
+                let matched = if text.split('/').any(|part| matches!(part, "" | "." | "..")) {
+                    normal_path(text).map(|path| set.matches(path))
+                } else {
+                    Some(set.matches(text))
+                };
+                out.extend(matched.into_iter().flatten().map(|i| ids[i]));
+            }
+        }
+    }
+}
+
 impl RuleIndex {
     pub fn new(rules: Vec<CompiledRule>) -> Self {
-        let mut exact: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
         let mut patterns = Vec::new();
         let hiding = (0..rules.len())
             .filter(|&i| rules[i].hides_what_it_names())
@@ -271,6 +378,11 @@ impl RuleIndex {
                 exact.entry(rule.rule.call.clone()).or_default().push(index);
             }
         }
+        let exact = exact
+            .into_iter()
+            .map(|(name, ids)| (name, Candidates::new(&rules, ids)))
+            .collect();
+        let patterns = Candidates::new(&rules, patterns);
         RuleIndex {
             rules,
             exact,
@@ -292,16 +404,18 @@ impl RuleIndex {
 
     /// [`evaluate`] over the rules that can match `call`.
     pub fn evaluate(&self, call: &Call<'_>, requires_approval: bool) -> Verdict {
-        let exact = self.exact.get(call.path).map_or(&[][..], Vec::as_slice);
-        // Both lists are in precedence order: merge them so "the first among equals" stays the first.
-        let (mut a, mut b) = (exact.iter().peekable(), self.patterns.iter().peekable());
-        let merged = std::iter::from_fn(|| match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x <= y => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, _) => b.next(),
-        });
-        evaluate(merged.map(|&i| &self.rules[i]), call, requires_approval)
+        let mut candidates = Vec::new();
+        if let Some(named) = self.exact.get(call.path) {
+            named.collect(call.args, &mut candidates);
+        }
+        self.patterns.collect(call.args, &mut candidates);
+        // Back into precedence order, so "the first among equals" stays the first.
+        candidates.sort_unstable();
+        evaluate(
+            candidates.iter().map(|&i| &self.rules[i]),
+            call,
+            requires_approval,
+        )
     }
 }
 

@@ -254,7 +254,7 @@ impl Store {
         })?;
         let mut connection = Connection::open(path)?;
         connection.busy_timeout(Duration::from_secs(10))?;
-        connection.set_prepared_statement_cache_capacity(64);
+        connection.set_prepared_statement_cache_capacity(256);
         // A newer build's database is refused before anything (even the journal mode) is written to it.
         let version: i64 =
             connection.query_row_cached("PRAGMA user_version", [], |row| row.get(0))?;

@@ -77,13 +77,24 @@ mod precedence {
                 Just("a.?")
             ],
             prop::option::of(0u8..3),
+            // A string condition the index prefilters on: a literal or a glob.
+            prop::option::of(prop_oneof![
+                Just(json!("d/f")),
+                Just(json!("e")),
+                Just(json!({"glob": "d/*"})),
+                Just(json!({"glob": "e"})),
+                Just(json!({"glob": "**", "maxLength": 3})),
+            ]),
             prop::option::of(prop_oneof![Just("Claude *"), Just("cli")]),
             prop::option::of(prop_oneof![Just(0i64), Just(10)]),
         )
-            .prop_map(|(effect, call, x, source, until)| {
-                let mut rule = json!({"effect": effect, "call": call});
+            .prop_map(|(effect, call, x, p, source, until)| {
+                let mut rule = json!({"effect": effect, "call": call, "when": {}});
                 if let Some(x) = x {
-                    rule["when"] = json!({"x": x});
+                    rule["when"]["x"] = json!(x);
+                }
+                if let Some(p) = p {
+                    rule["when"]["p"] = p;
                 }
                 if let Some(source) = source {
                     rule["source"] = json!(source);
@@ -106,12 +117,20 @@ mod precedence {
             prop::collection::vec(arb_rule(), 0..12),
             prop_oneof![Just("a.b"), Just("b.c"), Just("a.x")],
             prop::option::of(0u8..3),
+            prop::option::of(prop_oneof![
+                Just("d/f"),
+                Just("d/../e"),
+                Just("e"),
+                Just("d/./f"),
+                Just("../e"),
+                Just("d/f/g"),
+            ]),
             prop::option::of(prop_oneof![Just("Claude Code"), Just("cli")]),
             prop_oneof![Just(5i64), Just(15)],
             any::<bool>(),
         );
         runner
-            .run(&strategy, |(rules, path, x, source, now, gated)| {
+            .run(&strategy, |(rules, path, x, p, source, now, gated)| {
                 let compiled: Vec<CompiledRule> = rules
                     .into_iter()
                     .enumerate()
@@ -121,7 +140,14 @@ mod precedence {
                         CompiledRule::new(rule).expect("valid")
                     })
                     .collect();
-                let args = x.map(|x| json!({"x": x}));
+                let mut args = json!({});
+                if let Some(x) = x {
+                    args["x"] = json!(x);
+                }
+                if let Some(p) = p {
+                    args["p"] = json!(p);
+                }
+                let args = (x.is_some() || p.is_some()).then_some(args);
                 let call = Call {
                     path,
                     args: args.as_ref(),
