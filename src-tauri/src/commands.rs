@@ -6,7 +6,7 @@ use codemode::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, SaveSnippet,
     Snippet, ToolLogEntry,
 };
-use codemode_api::{ApprovalCard, ConnectorInfo, RuntimeForm};
+use codemode_api::{ApprovalCard, ConnectorInfo, PreviewView, RuntimeForm};
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -113,6 +113,16 @@ pub async fn reject(
         .await?
         .reject(&id, seq, Actor::Console, reason.as_deref())
         .await
+}
+
+/// What a waiting call would change, shown above its arguments; kept as what the person was shown.
+#[tauri::command]
+pub async fn preview(
+    console: State<'_, Console>,
+    id: String,
+    seq: u64,
+) -> CommandResult<Option<PreviewView>> {
+    console.api().await?.preview(&id, seq).await
 }
 
 #[tauri::command]

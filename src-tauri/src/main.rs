@@ -54,6 +54,7 @@ fn main() {
             commands::save_runtime_settings,
             commands::save_preferences,
             commands::rollback_preview,
+            commands::preview,
         ])
         .run(tauri::generate_context!());
     if let Err(error) = result {

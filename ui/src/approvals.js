@@ -5,7 +5,7 @@ import { app, call, refresh, explain } from "./app.js";
 
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, shortId, preview, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane } from "./widgets.js";
+import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane } from "./widgets.js";
 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
@@ -17,6 +17,20 @@ export function approvalsView(root, options = {}) {
   let message = null;
   /** Half-typed rejection reasons, by card, so a live re-render does not lose them. */
   const reasons = new Map();
+  /** Previews by card: a PreviewView, null (nothing to show), "loading", or {error}. Computed once per card. */
+  const previews = new Map();
+
+  async function loadPreview(card) {
+    const key = keyOf(card);
+    if (previews.has(key)) return;
+    previews.set(key, "loading");
+    try {
+      previews.set(key, await call("preview", { id: card.action.executionId, seq: card.action.seq }));
+    } catch (error) {
+      previews.set(key, { error: explain(error) });
+    }
+    if (key === selected) render();
+  }
 
   const count = h("span", "");
   const listBody = h("div.list-body#approvals-list");
@@ -25,6 +39,7 @@ export function approvalsView(root, options = {}) {
 
   async function load() {
     cards = await call("pending");
+    for (const key of previews.keys()) if (!cards.some((c) => keyOf(c) === key)) previews.delete(key);
     if (!cards.some((c) => keyOf(c) === selected || c.action.executionId === selected)) {
       selected = cards.length ? keyOf(cards[0]) : null;
     } else if (!cards.some((c) => keyOf(c) === selected)) {
@@ -60,6 +75,7 @@ export function approvalsView(root, options = {}) {
       clear(detail, emptyState());
       return;
     }
+    loadPreview(card);
     clear(detail, decision(card));
   }
 
@@ -103,6 +119,7 @@ export function approvalsView(root, options = {}) {
         h("div.actions", reason, reject, approve)),
       message ? h("div.inline-error#decision-error", message) : null,
       action.interrupted ? h("div.note", "This call may already have been applied: the process running it died mid-call. Approving runs it again.") : null,
+      previewSection(previews.get(keyOf(card))),
       h("div.section#arguments",
         h("div.section-head", "Arguments", h("button.btn.small", { onclick: () => copy(JSON.stringify(action.args ?? null, null, 2), "Arguments copied") }, "Copy")),
         h("div.section-body", action.args === undefined ? h("span.dim", "no arguments") : jsonTree(action.args, 2))),
@@ -118,6 +135,13 @@ export function approvalsView(root, options = {}) {
             h("span.right", [resultSummary(e.result), e.state].filter(Boolean).join(" · "))))),
           h("div.entry", h("div.entry-head", h("span.dot.pending"), h("span.seq", `#${action.seq}`),
             h("b.name", `${action.connector}.${action.method}`), h("span.right", "pending your decision"))))));
+  }
+
+  function previewSection(view) {
+    if (view === null) return null;
+    const body = view === undefined || view === "loading" ? h("span.dim", "Working out what this call would change…")
+      : view.error ? h("span.dim", `No preview: ${view.error}`) : previewPane(view);
+    return h("div.section#preview", h("div.section-head", "What this call would change"), h("div.section-body", body));
   }
 
   async function decide(kind) {

@@ -136,7 +136,20 @@ export function resultSummary(result) {
   return preview(result, 60);
 }
 
-const ENVELOPES = { __codemode_binary_v1__: "Uint8Array", __codemode_bigint_v1__: "BigInt" };
+/** How a value the store keeps in an envelope reads: binary is `{__codemode_binary_v1__: kind, data: base64}`
+ * (kind: Uint8Array, ArrayBuffer or ArrayBufferView), a BigInt `{__codemode_bigint_v1__: "123"}`
+ * (crates/codemode/src/codec.rs). */
+function envelope(value) {
+  const keys = Object.keys(value);
+  const binary = value.__codemode_binary_v1__;
+  if (keys.length === 2 && typeof binary === "string" && typeof value.data === "string") {
+    const padding = (value.data.match(/=*$/) || [""])[0].length;
+    return `${binary}, ${size(Math.floor(value.data.length * 3 / 4) - padding)}`;
+  }
+  const bigint = value.__codemode_bigint_v1__;
+  if (keys.length === 1 && typeof bigint === "string") return `${bigint}n`;
+  return null;
+}
 
 function size(bytes) {
   if (bytes < 1024) return `${bytes} B`;
@@ -167,11 +180,8 @@ function node(value, open, depth) {
   if (typeof value === "number") return h("span.n", String(value));
   if (typeof value === "boolean") return h("span.o", String(value));
   if (typeof value === "object" && !Array.isArray(value)) {
-    const keys = Object.keys(value);
-    if (keys.length === 1 && ENVELOPES[keys[0]] && typeof value[keys[0]] === "string") {
-      const kind = ENVELOPES[keys[0]];
-      return h("span.o", kind === "BigInt" ? `${value[keys[0]]}n` : `${kind}, ${size(Math.floor(value[keys[0]].length * 3 / 4))}`);
-    }
+    const summary = envelope(value);
+    if (summary) return h("span.o", summary);
   }
   const isArray = Array.isArray(value);
   const entries = isArray ? value.map((v, i) => [i, v]) : Object.entries(value);
@@ -303,4 +313,52 @@ export function splitPane(list, detail) {
     document.addEventListener("mouseup", up);
   });
   return h("div.split", list, handle, detail);
+}
+
+/** Lines of a diff shown before the rest is folded behind a button. */
+const DIFF_FOLD = 400;
+
+/** What a waiting call would change (a PreviewView): a heading in words, then the diff with line numbers and the
+ * changed words marked, or sizes and digests for binary content, or the present state as a JSON tree.
+ * @param {import('./types/PreviewView').PreviewView} view */
+export function previewPane(view) {
+  const p = view.preview;
+  const cut = p.cut ? " — long text cut" : "";
+  let heading;
+  let body = null;
+  switch (p.kind) {
+    case "diff": heading = p.before === null ? `Creates ${p.path}` : `Changes ${p.path}`; break;
+    case "delete": heading = p.before === null ? `Deletes ${p.path}, which does not exist` : `Deletes ${p.path} — this is what will be lost`; break;
+    case "move": heading = p.overwrites === null ? `Moves ${p.from} to ${p.to}` : `Moves ${p.from} to ${p.to}, replacing what ${p.to} holds`; break;
+    case "binary":
+      heading = p.beforeSize === null ? `Creates binary ${p.path}` : `Replaces binary ${p.path}`;
+      body = h("table.kv#binary-preview",
+        p.beforeSize === null ? null : h("tr", h("td.dim", "now"), h("td.mono", `${p.beforeSize} bytes · SHA-256 ${p.beforeSha256}`)),
+        h("tr", h("td.dim", "after"), h("td.mono", `${p.afterSize} bytes · SHA-256 ${p.afterSha256}`)));
+      break;
+    case "current": heading = "Now"; body = jsonTree(p.value, 2); break;
+    default: heading = "No preview"; body = h("div.dim", p.message || "");
+  }
+  if (view.hunks.length) body = diffView(view.hunks);
+  return h("div.preview-pane", h("div.preview-heading", heading + cut), body);
+}
+
+function diffView(hunks) {
+  const table = h("table.diff#diff");
+  let shown = 0;
+  let rest = 0;
+  const rows = [];
+  hunks.forEach((hunk, index) => {
+    if (index > 0) rows.push(h("tr.gap", h("td.no"), h("td.no"), h("td.sign"), h("td.text", "⋯")));
+    for (const line of hunk.lines) {
+      const sign = line.tag === "insert" ? "+" : line.tag === "delete" ? "−" : " ";
+      const row = h(`tr.${line.tag}`, h("td.no", line.old ?? ""), h("td.no", line.new ?? ""), h("td.sign", sign),
+        h("td.text", line.parts.map((part) => part.changed && line.tag !== "equal" ? h("mark", part.text) : part.text)));
+      if (shown < DIFF_FOLD) { rows.push(row); shown += 1; } else { rest += 1; }
+    }
+  });
+  table.append(...rows);
+  if (!rest) return table;
+  const more = h("button.btn.small#diff-more", { onclick: () => { more.replaceWith(h("div.dim", `${rest} more lines are not shown here.`)); } }, `${rest} more lines`);
+  return h("div", table, more);
 }

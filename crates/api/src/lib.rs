@@ -7,6 +7,7 @@
 mod cards;
 mod error;
 mod listing;
+mod preview;
 mod settings;
 pub mod types;
 mod wait;
@@ -14,6 +15,7 @@ mod wait;
 pub use cards::ApprovalCard;
 pub use error::{ApiError, ErrorCode};
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
+pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
 
@@ -328,6 +330,34 @@ impl Api {
     /// Pending calls of paused runs, newest run first; with an id, only that run's.
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, ApiError> {
         Ok(self.home.runtime.pending(id)?)
+    }
+
+    /// What the waiting call `seq` of run `id` would change, computed now; kept as what the person was shown
+    /// (docs/design.md, "Previews"). `None` when its connector has nothing to show. Reading only: no gate.
+    pub async fn preview(&self, id: &str, seq: u64) -> Result<Option<PreviewView>, ApiError> {
+        Ok(self
+            .home
+            .runtime
+            .preview(id, seq)
+            .await?
+            .map(PreviewView::new))
+    }
+
+    /// [`pending`](Self::pending) with each waiting call's preview (`codemode pending --preview`).
+    pub async fn pending_previews(
+        &self,
+        id: Option<&str>,
+    ) -> Result<Vec<PendingPreview>, ApiError> {
+        let mut previews = Vec::new();
+        for action in self.pending(id)? {
+            let view = self.preview(&action.execution_id, action.seq).await?;
+            previews.push(PendingPreview {
+                action,
+                preview: view.as_ref().map(|v| v.preview.clone()),
+                view,
+            });
+        }
+        Ok(previews)
     }
 
     /// The approval queue: a card per pending call with its run's code and log, read in one query.

@@ -364,3 +364,121 @@ async fn runtime_settings_are_read_and_written_through_connectors_json() {
     assert_eq!(reopened.sweep_interval(), Duration::from_secs(600));
     reopened.shutdown().await;
 }
+
+/// The run's only waiting call, as `(id, seq)`.
+async fn waiting(api: &Api, code: &str) -> (String, u64) {
+    let outcome = api.run(code, "test").await.expect("runs");
+    let id = paused_id(&outcome);
+    let seq = api.pending(Some(&id)).expect("pending")[0].seq;
+    (id, seq)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preview_shows_the_change_and_the_decision_keeps_what_was_shown() {
+    let api = open(&fresh_dir("preview")).await;
+    let (id, seq) = waiting(
+        &api,
+        r#"async () => files.write_file({ path: "notes/a.md", content: "one\ntwo\n" })"#,
+    )
+    .await;
+    let view = api
+        .preview(&id, seq)
+        .await
+        .expect("previews")
+        .expect("files previews a write");
+    // A new file: everything is inserted.
+    assert_eq!(
+        serde_json::to_value(&view.preview).expect("json"),
+        json!({"kind": "diff", "path": "notes/a.md", "before": null, "after": "one\ntwo\n"})
+    );
+    assert!(view.hunks[0].lines.iter().all(|l| l.tag == LineTag::Insert));
+    api.approve(&id, Actor::Api, None).await.expect("approves");
+    let entry = api.execution(&id).expect("run").log.remove(0);
+    let shown = entry
+        .decision
+        .and_then(|d| d.shown)
+        .expect("the decision keeps the preview");
+    assert_eq!(shown.preview.as_ref(), Some(&view.preview));
+    assert_eq!(shown.digest.len(), 64);
+
+    // Changing the file: the old and the new line, the changed word marked.
+    let (id, seq) = waiting(
+        &api,
+        r#"async () => files.write_file({ path: "notes/a.md", content: "one\n2\n" })"#,
+    )
+    .await;
+    let view = api
+        .preview(&id, seq)
+        .await
+        .expect("previews")
+        .expect("a diff");
+    let changed: Vec<_> = view.hunks[0]
+        .lines
+        .iter()
+        .filter(|l| l.tag != LineTag::Equal)
+        .collect();
+    assert_eq!(changed.len(), 2, "{changed:?}");
+    assert_eq!((changed[0].tag, changed[0].old), (LineTag::Delete, Some(2)));
+    assert_eq!((changed[1].tag, changed[1].new), (LineTag::Insert, Some(2)));
+    assert!(view.unified().expect("text").contains("-two\n+2"));
+    api.reject(&id, seq, Actor::Api, Some("not now"))
+        .await
+        .expect("rejects");
+    let entry = api.execution(&id).expect("run").log.remove(0);
+    let decision = entry.decision.expect("decided");
+    assert_eq!(decision.reason.as_deref(), Some("not now"));
+    assert_eq!(decision.shown.and_then(|s| s.preview), Some(view.preview));
+
+    // A delete shows what will be lost; a move what it overwrites; binary content its sizes and digests.
+    let (id, seq) = waiting(
+        &api,
+        r#"async () => files.delete_file({ path: "notes/a.md" })"#,
+    )
+    .await;
+    let view = api
+        .preview(&id, seq)
+        .await
+        .expect("previews")
+        .expect("a delete");
+    assert_eq!(
+        serde_json::to_value(&view.preview).expect("json"),
+        json!({"kind": "delete", "path": "notes/a.md", "before": "one\ntwo\n"})
+    );
+    assert!(view.hunks[0].lines.iter().all(|l| l.tag == LineTag::Delete));
+    api.reject(&id, seq, Actor::Api, None)
+        .await
+        .expect("rejects");
+    let (id, seq) = waiting(
+        &api,
+        r#"async () => files.write_file({ path: "b.bin", content: "AAEC", encoding: "base64" })"#,
+    )
+    .await;
+    let view = api
+        .preview(&id, seq)
+        .await
+        .expect("previews")
+        .expect("binary");
+    assert!(
+        matches!(
+            view.preview,
+            codemode::Preview::Binary {
+                after_size: 3,
+                before_size: None,
+                ..
+            }
+        ),
+        "{view:?}"
+    );
+    assert!(view.hunks.is_empty());
+    api.reject(&id, seq, Actor::Api, None)
+        .await
+        .expect("rejects");
+
+    // A call no longer waiting has no preview to give.
+    assert_eq!(code_of(api.preview(&id, seq).await), ErrorCode::Stale);
+    assert_eq!(
+        code_of(api.preview("exec_nope", 0).await),
+        ErrorCode::NotFound
+    );
+    api.shutdown().await;
+}

@@ -2,7 +2,7 @@
 //! `ui/src/types/` (committed). The test below regenerates them into a temporary folder and fails when the
 //! committed files differ; `CODEMODE_WRITE_TYPES=1 cargo test -p codemode-api types` rewrites them.
 
-use crate::{ApiError, ApprovalCard, ConnectorInfo, RuntimeForm, WaitOutcome};
+use crate::{ApiError, ApprovalCard, ConnectorInfo, PreviewView, RuntimeForm, WaitOutcome};
 use codemode::{
     ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, Snippet, ToolLogEntry,
 };
@@ -21,6 +21,7 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     ApiError::export_all(&config)?;
     ApprovalCard::export_all(&config)?;
     ConnectorInfo::export_all(&config)?;
+    PreviewView::export_all(&config)?;
     RuntimeForm::export_all(&config)?;
     WaitOutcome::export_all(&config)?;
     ExecutionPage::export_all(&config)?;

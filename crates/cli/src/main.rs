@@ -72,7 +72,12 @@ enum Command {
     /// Re-run an execution interrupted by a crash (its unfinished call runs again).
     Recover { id: String },
     /// The approval queue: pending calls of paused executions, newest first.
-    Pending { id: Option<String> },
+    Pending {
+        id: Option<String>,
+        /// Also show what each call would change (a diff for a file write).
+        #[arg(long)]
+        preview: bool,
+    },
     /// The audit log, newest first.
     Executions {
         /// At most N executions (after the status filter).
@@ -356,9 +361,13 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             let ok = report.failed.is_empty();
             Report::new(&report, render::rollback(&report), ok)
         }
-        Command::Pending { id } => {
+        Command::Pending { id, preview: false } => {
             let pending = api.pending(id.as_deref())?;
             Report::new(&pending, render::pending(&pending), true)
+        }
+        Command::Pending { id, preview: true } => {
+            let pending = api.pending_previews(id.as_deref()).await?;
+            Report::new(&pending, render::pending_previews(&pending), true)
         }
         Command::Executions { limit, status } => {
             let status = status.as_deref().map(parse_status).transpose()?;

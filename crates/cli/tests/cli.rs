@@ -1007,3 +1007,52 @@ fn secrets_in_connectors_json_reach_their_server_and_no_surface_of_ours() {
         seen.len()
     );
 }
+
+#[test]
+fn pending_preview_shows_the_diff_of_a_write_and_keeps_it_with_the_decision() {
+    let home = home("preview");
+    std::fs::create_dir_all(home.join("workspace/notes")).unwrap();
+    std::fs::write(
+        home.join("workspace/notes/plan.md"),
+        "# Plan\nship on Friday\n",
+    )
+    .unwrap();
+    let file = program(
+        &home,
+        "edit.js",
+        r##"async () => files.write_file({ path: "notes/plan.md", content: "# Plan\nship on Monday\n" })"##,
+    );
+    let (_, paused) = json(&home, &["run", &file]);
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+
+    let (code, pending) = json(&home, &["pending", "--preview"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        pending[0]["preview"],
+        json!({"kind": "diff", "path": "notes/plan.md", "before": "# Plan\nship on Friday\n",
+               "after": "# Plan\nship on Monday\n"})
+    );
+    let table = codemode(&home, &["pending", "--preview"]);
+    assert!(
+        table.stdout.contains("changes notes/plan.md"),
+        "{}",
+        table.stdout
+    );
+    assert!(
+        table.stdout.contains("-ship on Friday") && table.stdout.contains("+ship on Monday"),
+        "{}",
+        table.stdout
+    );
+
+    let (code, _) = json(&home, &["reject", &id, "0", "--reason", "keep Friday"]);
+    assert_eq!(code, 0);
+    let (_, shown) = json(&home, &["show", &id]);
+    let decision = &shown["log"][0]["decision"];
+    assert_eq!(decision["kind"], "rejected");
+    assert_eq!(decision["shown"]["preview"], pending[0]["preview"]);
+    assert_eq!(decision["shown"]["digest"].as_str().map(str::len), Some(64));
+    assert_eq!(
+        std::fs::read_to_string(home.join("workspace/notes/plan.md")).unwrap(),
+        "# Plan\nship on Friday\n"
+    );
+}

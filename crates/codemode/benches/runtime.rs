@@ -4,9 +4,7 @@
 //!
 //! `cargo bench -p codemode --bench runtime`
 
-use codemode::{
-    Actor, BoxFuture, CallContext, Connector, Outcome, Runtime, RuntimeOptions, ToolDescriptor,
-};
+use codemode::{Actor, Connector, Outcome, Runtime, RuntimeOptions};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::sync::Arc;

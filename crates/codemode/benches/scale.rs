@@ -7,10 +7,8 @@
 
 use codemode::connector::{Replay, ToolDescriptor};
 use codemode::discovery::{Catalog, SearchIndex, search};
-use codemode::{
-    BoxFuture, CallContext, Connector, ExecutionQuery, Runtime, RuntimeOptions, Snippet,
-};
-use serde_json::{Value, json};
+use codemode::{ExecutionQuery, Runtime, RuntimeOptions, Snippet};
+use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

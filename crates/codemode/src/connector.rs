@@ -73,6 +73,17 @@ pub trait Connector: Send + Sync + 'static {
         ctx: CallContext,
     ) -> BoxFuture<'a, Result<Option<Value>, String>>;
 
+    /// What the call would change, shown to a person before they decide (docs/design.md, "Previews"). Must
+    /// not change anything; `Ok(None)` when there is nothing to show. The runtime bounds its size and time.
+    fn preview<'a>(
+        &'a self,
+        _method: &'a str,
+        _args: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<crate::model::Preview>, String>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Compensates an applied call; `Ok(false)` when the method has no revert.
     fn revert<'a>(
         &'a self,

@@ -26,8 +26,8 @@ pub use executor::{
 };
 pub use model::{
     Actor, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery, ExecutionState,
-    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, RollbackReport, SaveSnippet,
-    Snippet, ToolLogEntry,
+    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview, RollbackReport,
+    SaveSnippet, Shown, Snippet, ToolLogEntry,
 };
 pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{

@@ -267,11 +267,17 @@ struct Candidates {
     /// Rules no prefilter applies to: always checked.
     unfiltered: Vec<usize>,
     /// Per argument path, the rules that require an exact string there.
-    literals: Vec<(Vec<String>, HashMap<String, Vec<usize>>)>,
+    literals: Vec<(ArgumentPath, RulesByText)>,
     /// Per argument path, the rules that require a glob to match there, as one set (pattern `i` is rule
     /// `ids[i]`).
     globs: Vec<(Vec<String>, GlobSet, Vec<usize>)>,
 }
+
+/// An argument path, split at its dots.
+type ArgumentPath = Vec<String>;
+
+/// Rule indices by the exact string their condition requires.
+type RulesByText = HashMap<String, Vec<usize>>;
 
 /// The one condition of a rule a prefilter checks: a condition every match must meet.
 enum Key<'a> {
@@ -282,7 +288,7 @@ enum Key<'a> {
 impl Candidates {
     fn new(rules: &[CompiledRule], ids: impl IntoIterator<Item = usize>) -> Self {
         let mut unfiltered = Vec::new();
-        let mut literals: Vec<(Vec<String>, HashMap<String, Vec<usize>>)> = Vec::new();
+        let mut literals: Vec<(ArgumentPath, RulesByText)> = Vec::new();
         let mut globs: Vec<(Vec<String>, GlobSetBuilder, Vec<usize>)> = Vec::new();
         for id in ids {
             let keyed = rules[id].when.iter().find_map(|(path, condition)| {

@@ -12,7 +12,7 @@ use crate::model::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
     PendingAction, RevertedCall, RollbackReport, SkippedCall, ToolLogEntry,
 };
-use crate::model::{Decision, DecisionKind};
+use crate::model::{Decision, DecisionKind, EntryState, Preview, SHOWN_PREVIEW_LIMIT, Shown};
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
@@ -502,6 +502,7 @@ impl Runtime {
             reason: None,
             rule: None,
             args: edited,
+            shown: None,
         };
         self.resume_with(id, decision).await
     }
@@ -545,6 +546,7 @@ impl Runtime {
                 reason: compiled.rule.reason.clone(),
                 rule: Some(rule.to_owned()),
                 args: None,
+                shown: None,
             };
             let outcome = self.resume_with(&waiting.execution_id, decision).await;
             decided.push((waiting.execution_id, outcome));
@@ -719,6 +721,60 @@ impl Runtime {
     }
 
     /// Rejects several pending calls, each its own decision, in the given order.
+    /// What the pending call at `seq` would change, for a person about to decide it (docs/design.md,
+    /// "Previews"). Computed now by its connector, bounded in size and in time (the call timeout); a failure
+    /// is an `unavailable` preview rather than an error, so a preview never stands between a person and the
+    /// decision. What is returned is kept as what the person was shown, and the decision takes it along.
+    pub async fn preview(&self, id: &str, seq: u64) -> Result<Option<Preview>, RuntimeError> {
+        let Some(state) = self.inner.store.execution(id)? else {
+            return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+        };
+        let Some(entry) = state
+            .log
+            .iter()
+            .find(|e| e.seq == seq && e.state == EntryState::Pending)
+        else {
+            return Err(RuntimeError::Stale(format!(
+                "Call {seq} of execution \"{id}\" is not waiting for a decision"
+            )));
+        };
+        let Some(registered) = self.inner.connector(&entry.connector) else {
+            return Ok(None);
+        };
+        let ctx = CallContext {
+            execution_id: id.to_owned(),
+            seq,
+        };
+        let computing = registered
+            .connector
+            .preview(&entry.method, entry.args.clone(), ctx);
+        let preview = match tokio::time::timeout(self.inner.options.timeout, computing).await {
+            Ok(Ok(preview)) => preview,
+            Ok(Err(message)) => Some(Preview::Unavailable { message }),
+            Err(_) => Some(Preview::Unavailable {
+                message: format!(
+                    "the preview took longer than {} ms",
+                    self.inner.options.timeout.as_millis()
+                ),
+            }),
+        };
+        let Some(preview) = preview.map(Preview::bounded) else {
+            return Ok(None);
+        };
+        let json = serde_json::to_string(&preview).unwrap_or_default();
+        let shown = Shown {
+            digest: sha256_hex(json.as_bytes()),
+            at: self.inner.now(),
+            preview: (json.len() <= SHOWN_PREVIEW_LIMIT).then(|| preview.clone()),
+        };
+        self.inner.store.record_shown(
+            id,
+            seq,
+            &serde_json::to_string(&shown).unwrap_or_default(),
+        )?;
+        Ok(Some(preview))
+    }
+
     pub async fn reject_each(
         &self,
         calls: &[(String, u64)],
@@ -1666,4 +1722,12 @@ impl PassHost for RuntimeHost {
         }
         SnippetAnswer::Code(snippet.code)
     }
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

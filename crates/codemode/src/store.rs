@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -113,6 +113,9 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (runtime, id)
     );
     CREATE TABLE cm_rules_version (runtime TEXT PRIMARY KEY, version INTEGER NOT NULL);",
+    // 8: the preview last computed for display of a pending call; the decision keeps it as what the person
+    // was shown (docs/design.md, "Previews").
+    "ALTER TABLE cm_log ADD COLUMN shown TEXT;",
 ];
 
 /// Store failures that are not runtime outcomes.
@@ -441,6 +444,7 @@ impl Store {
                 reason: verdict.reason.clone(),
                 rule: Some(rule.clone()),
                 args: None,
+                shown: None,
             })
         });
         let denied = (verdict.effect == Effect::Deny).then(|| {
@@ -767,11 +771,22 @@ impl Store {
                 return Ok(Resume::NotPaused(run.status));
             }
             tx.execute_cached(
-                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = ?4
+                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = CASE WHEN shown IS NULL THEN ?4 ELSE json_set(?4, '$.shown', json(shown)) END
                  WHERE execution_id = ?1 AND state = 'pending'",
                 params![id, by, now, decision],
             )?;
             Ok(Resume::Resumed)
+        })
+    }
+
+    /// Keeps `shown` (a [`crate::Shown`] as JSON) as what a person is shown of the call at `seq` while it
+    /// waits; the decision takes it along. `false` when that call no longer waits.
+    pub fn record_shown(&self, id: &str, seq: u64, shown: &str) -> Result<bool, StoreError> {
+        self.write(|tx| {
+            Ok(tx.execute_cached(
+                "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                params![id, seq as i64, shown],
+            )? == 1)
         })
     }
 
@@ -797,6 +812,7 @@ impl Store {
                 reason: None,
                 rule: None,
                 args: None,
+                shown: None,
             };
             let decision = serde_json::to_string(&decision).unwrap_or_default();
             let mut expired = Vec::new();
@@ -1115,9 +1131,11 @@ impl Store {
                 reason: reason.map(str::to_owned),
                 rule: None,
                 args: None,
+                shown: None,
             };
             tx.execute_cached(
-                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = ?5
+                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4,
+                        decision = CASE WHEN shown IS NULL THEN ?5 ELSE json_set(?5, '$.shown', json(shown)) END
                  WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                 params![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
             )?;

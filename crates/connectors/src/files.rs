@@ -9,7 +9,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
-use codemode::{BoxFuture, CallContext, Connector, ToolDescriptor};
+use codemode::{BoxFuture, CallContext, Connector, Preview, ToolDescriptor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -232,6 +232,69 @@ impl FilesConnector {
             })?;
         }
         Ok((record, json!({"from": args.from, "to": args.to})))
+    }
+
+    /// What a write, delete or move would change, read from the workspace as it is now (docs/design.md,
+    /// "Previews"): text as a before/after pair, anything else as sizes and digests.
+    fn preview_call(&self, method: &str, args: Value) -> Result<Option<Preview>, String> {
+        let current = |dir: &Dir, path: &str| -> Result<Option<Vec<u8>>, String> {
+            match dir.read(path) {
+                Ok(bytes) => Ok(Some(bytes)),
+                Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io_error(path, e)),
+            }
+        };
+        let dir = self.dir()?;
+        Ok(Some(match method {
+            "write_file" => {
+                let args: WriteArgs = parse(method, args)?;
+                let after = decode(&args.content, args.encoding)?;
+                let path = file_path(&args.path)?;
+                let before = current(&dir, &path)?;
+                // Text on both sides (or a new text file) reads as a diff; anything else as digests.
+                let before_text = match &before {
+                    None => Some(None),
+                    Some(bytes) => as_text(bytes).map(|text| Some(text.to_owned())),
+                };
+                match (before_text, as_text(&after)) {
+                    (Some(before), Some(after)) => Preview::Diff {
+                        path: args.path,
+                        before,
+                        after: after.to_owned(),
+                        cut: false,
+                    },
+                    _ => Preview::Binary {
+                        path: args.path,
+                        before_size: before.as_ref().map(|b| b.len() as u64),
+                        after_size: after.len() as u64,
+                        before_sha256: before.as_deref().map(hash),
+                        after_sha256: hash(&after),
+                    },
+                }
+            }
+            "delete_file" => {
+                let args: PathArgs = parse(method, args)?;
+                let path = file_path(&args.path)?;
+                let before = current(&dir, &path)?.map(|bytes| described(&bytes));
+                Preview::Delete {
+                    path: args.path,
+                    before,
+                    cut: false,
+                }
+            }
+            "move_file" => {
+                let args: MoveArgs = parse(method, args)?;
+                let to = file_path(&args.to)?;
+                let overwrites = current(&dir, &to)?.map(|bytes| described(&bytes));
+                Preview::Move {
+                    from: args.from,
+                    to: args.to,
+                    overwrites,
+                    cut: false,
+                }
+            }
+            _ => return Ok(None),
+        }))
     }
 
     fn list_dir(&self, args: ListArgs) -> Result<Value, String> {
@@ -555,6 +618,25 @@ fn remove_created(dir: &Dir, created: &[String]) {
     }
 }
 
+/// The bytes as text, when they are UTF-8 without NUL (what a person can read in a diff).
+fn as_text(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes)
+        .ok()
+        .filter(|text| !text.contains('\0'))
+}
+
+/// Text as it is; anything else as its size and digest.
+fn described(bytes: &[u8]) -> String {
+    match as_text(bytes) {
+        Some(text) => text.to_owned(),
+        None => format!(
+            "(binary content: {} bytes, SHA-256 {})",
+            bytes.len(),
+            hash(bytes)
+        ),
+    }
+}
+
 fn hash(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
         .iter()
@@ -672,6 +754,15 @@ impl Connector for FilesConnector {
             self.run(method, args.unwrap_or(Value::Null), &ctx)
                 .map(Some)
         })
+    }
+
+    fn preview<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Preview>, String>> {
+        Box::pin(async move { self.preview_call(method, args.unwrap_or(Value::Null)) })
     }
 
     fn revert<'a>(
