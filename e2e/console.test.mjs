@@ -1,7 +1,7 @@
 // The console in its real window, driven through WebDriver (tauri-driver → WebKitWebDriver), as a person uses
 // it. Run by scripts/e2e inside Xvfb and a private D-Bus session with a notification daemon.
 //
-//   node console.test.mjs            (needs: tauri-driver on :4444, CODEMODE_HOME, E2E_OUT, NOTIFY_LOG)
+//   node console.test.mjs            (needs: tauri-driver on :4444, E2E_HOME (the app's default data directory), E2E_OUT, NOTIFY_LOG)
 
 import { remote } from "webdriverio";
 import { execFileSync } from "node:child_process";
@@ -12,7 +12,7 @@ const ROOT = resolve(import.meta.dirname, "..");
 // E2E_PROFILE=release measures the release build (scripts/e2e builds what it names; debug by default).
 const PROFILE = process.env.E2E_PROFILE || "debug";
 const BIN = join(ROOT, "target", PROFILE);
-const HOME = process.env.CODEMODE_HOME;
+const HOME = process.env.E2E_HOME;
 const OUT = process.env.E2E_OUT || join(ROOT, "target", "e2e");
 const NOTIFY_LOG = process.env.NOTIFY_LOG;
 mkdirSync(OUT, { recursive: true });
@@ -152,6 +152,31 @@ await test("playground → paused card with connector.method and arguments → a
   assert(result.includes("created"), result);
   await click('.tab[data-tab="timeline"]');
   await shot("executions-completed");
+});
+
+await test("a write to an existing file is previewed as a diff, and a delete as what will be lost", async () => {
+  await playground(`async () => files.write_file({ path: "notes/plan.md", content: "# Plan\\nship it on Monday\\n" })`);
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#preview", (t) => t.includes("Changes notes/plan.md"), "the preview heading");
+  const rows = await browser.execute(() => [...document.querySelectorAll("#diff tr")].map((r) => [r.className, r.innerText.replace(/\s+/g, " ").trim(), [...r.querySelectorAll("mark")].map((m) => m.innerText).join("")]));
+  const removed = rows.find(([kind]) => kind === "delete");
+  const added = rows.find(([kind]) => kind === "insert");
+  assert(removed && removed[1].includes("2") && removed[1].includes("ship it"), `the old line with its number: ${JSON.stringify(rows)}`);
+  assert(added && added[1].includes("ship it on Monday") && added[2].includes("Monday"), `the new line, the change marked: ${JSON.stringify(rows)}`);
+  await shot("approvals-diff");
+  const [write] = cli("pending");
+  cli("reject", write.executionId, String(write.seq));
+  await playground(`async () => files.delete_file({ path: "notes/plan.md" })`);
+  await waitText("#playground-pending", (t) => t.includes("files.delete_file"), "paused");
+  await nav("approvals");
+  await waitText("#preview", (t) => t.includes("Deletes notes/plan.md") && t.includes("ship it"), "the delete preview shows what will be lost");
+  const [gone] = cli("pending");
+  cli("reject", gone.executionId, String(gone.seq));
+  // What the person was shown stays with the decision.
+  const shown = cli("show", gone.executionId).log[0].decision.shown;
+  assert(shown && shown.preview.kind === "delete" && shown.digest.length === 64, JSON.stringify(shown));
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "both decided");
 });
 
 await test("reject with a reason ends the run as rejected, and Executions says who rejected it and why", async () => {

@@ -18,6 +18,8 @@ use tauri::{AppHandle, State};
 #[serde(rename_all = "camelCase")]
 pub struct Overview {
     data_dir: String,
+    /// The user's home folder, which the window shows as `~`.
+    home_dir: Option<String>,
     fatal: Option<String>,
     config_error: Option<String>,
     other_instance: Option<String>,
@@ -31,6 +33,7 @@ pub async fn overview(console: State<'_, Console>) -> CommandResult<Overview> {
     let codemode_path = codemode_binary();
     let mut overview = Overview {
         data_dir: console.dir.display().to_string(),
+        home_dir: std::env::var("HOME").ok().filter(|home| home.len() > 1),
         fatal: console.fatal().await,
         config_error: None,
         other_instance: console.other_instance.clone(),

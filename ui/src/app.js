@@ -76,8 +76,11 @@ export function applyTheme(theme) {
   document.documentElement.dataset.theme = dark ? "dark" : "light";
 }
 
-function abbreviate(dir) {
-  return dir.replace(/^\/home\/[^/]+/, "~").replace(/^\/root/, "~");
+/** A path under the user's home folder as `~/…`. */
+export function abbreviate(dir) {
+  const home = app.overview && app.overview.homeDir;
+  if (!dir || !home) return dir || "";
+  return dir === home || dir.startsWith(home + "/") ? "~" + dir.slice(home.length) : dir;
 }
 
 async function loadOverview() {
@@ -114,7 +117,7 @@ function renderFatal(overview) {
     h("h1", "The data directory cannot be opened"),
     h("p", "Nothing was changed. The console shows what is wrong instead of guessing:"),
     h("pre.snippet.mono", overview.fatal),
-    h("p.dim", `Data directory: ${overview.dataDir}`)));
+    h("p.dim", `Data directory: ${abbreviate(overview.dataDir)}`)));
 }
 
 let refreshing = null;

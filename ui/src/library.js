@@ -33,7 +33,7 @@ export function snippetsView(root) {
     if (!s) { clear(detail, h("div.empty", "Select a snippet.")); return; }
     clear(detail, h("div",
       h("div.detail-head",
-        h("div", h("h1", h("b", s.name)), h("div.sub", h("span", `saved ${clock(s.savedAt)}`), s.connectors && s.connectors.length ? h("span", `· uses ${s.connectors.join(", ")}`) : null)),
+        h("div", h("h1", h("b", s.name)), h("div.sub", h("span", `saved ${clock(s.savedAt)}`), s.connectors && s.connectors.length ? h("span", `uses ${s.connectors.join(", ")}`) : null)),
         h("div.actions",
           h("button.btn.primary#open-in-playground", { onclick: () => app.open("playground", { code: s.code }) }, "Open in Playground"),
           h("button.btn.danger#delete-snippet", { onclick: () => remove(s) }, "Delete"))),

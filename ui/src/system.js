@@ -1,7 +1,7 @@
 // Connectors (what agents can call, and whether each MCP server is up) and Settings (runtime settings shared
 // with the CLI and `codemode mcp` through connectors.json; this window's preferences).
 
-import { app, call, refresh, applyTheme } from "./app.js";
+import { app, call, refresh, applyTheme, abbreviate } from "./app.js";
 
 /** @typedef {import('./types/ConnectorInfo').ConnectorInfo} ConnectorInfo */
 /** @typedef {import('./types/RuntimeForm').RuntimeForm} RuntimeForm */
@@ -29,7 +29,7 @@ export function connectorsView(root) {
         h("span", { style: "display:flex;gap:8px;align-items:center;text-transform:none;letter-spacing:0;font-size:13px;color:var(--text)" },
           h(`span.dot.${c.status === "error" ? "error" : c.status === "ready" ? "applied" : "step"}`, { title: c.status }),
           h("b.mono", c.name), h("span.tag", c.kind), h("span.dim", c.status)),
-        h("span.mono", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, c.endpoint)),
+        h("span.mono", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, abbreviate(c.endpoint))),
       c.error ? h("div.section-body", h("div.inline-error", { style: "margin:0" }, c.error)) : null,
       c.hint ? h("div.section-body.dim", `Hint for the model: ${c.hint}`) : null,
       c.methods.length ? h("div.section-body.flush", h("table.methods",
@@ -42,7 +42,7 @@ export function connectorsView(root) {
           h("td", m.hidden ? h("span.flag", "✓") : ""),
           h("td.dim", (m.description || "").split("\n")[0])))))) : null));
     clear(page, head, blocks.length ? blocks : h("div.empty", "No connectors are configured. Add them to connectors.json."),
-      h("div.dim", { style: "margin-top:8px" }, `Configured in ${overview.dataDir || ""}/connectors.json — shared with the codemode CLI and codemode mcp.`));
+      h("div.dim", { style: "margin-top:8px" }, `Configured in ${abbreviate(overview.dataDir)}/connectors.json — shared with the codemode CLI and codemode mcp.`));
   }
 
   load();
@@ -108,7 +108,7 @@ export function settingsView(root) {
     const overview = app.overview || {};
     clear(page,
       h("h2", "Settings"),
-      h("div.section", h("div.section-head", "Runtime", h("span", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, settings.configPath)),
+      h("div.section", h("div.section-head", "Runtime", h("span", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, abbreviate(settings.configPath))),
         h("div.section-body",
           h("div.form",
             h("label", { for: "setting-max-executions" }, "Executions kept"), inputs.maxExecutions, h("span.help", "Older finished runs are pruned (runtime.maxExecutions)."),
@@ -123,7 +123,7 @@ export function settingsView(root) {
           h("label", { for: "setting-notifications" }, "Desktop notifications"), h("span", notifications), h("span.help", "One per newly paused run."),
           h("label", { for: "setting-theme" }, "Theme"), theme, h("span.help", "")))),
       h("div.section", h("div.section-head", "Connect an agent", h("button.btn.small#copy-mcp-config", { onclick: () => copy(overview.mcpConfig || "", "MCP config copied") }, "Copy MCP config")),
-        h("div.section-body", h("div.dim", `Data directory: ${settings.dataDir}`), h("pre.snippet.mono", overview.mcpConfig || ""))));
+        h("div.section-body", h("div.dim", `Data directory: ${abbreviate(settings.dataDir)}`), h("pre.snippet.mono", overview.mcpConfig || ""))));
   }
 
   load();
