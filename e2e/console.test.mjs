@@ -4,7 +4,7 @@
 //   node console.test.mjs            (needs: tauri-driver on :4444, E2E_HOME (the app's default data directory), E2E_OUT, NOTIFY_LOG)
 
 import { remote } from "webdriverio";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -110,6 +110,50 @@ async function playground(code) {
   }, code);
   await click("#run");
 }
+/** An agent as MCP clients are: `codemode mcp` over stdio, newline-delimited JSON-RPC. */
+async function mcpAgent() {
+  const child = spawn(join(BIN, "codemode"), ["--home", HOME, "mcp"], { stdio: ["pipe", "pipe", "inherit"] });
+  let buffer = "";
+  const waiting = new Map();
+  child.stdout.on("data", (chunk) => {
+    buffer += chunk;
+    let at;
+    while ((at = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, at);
+      buffer = buffer.slice(at + 1);
+      if (!line.trim()) continue;
+      const message = JSON.parse(line);
+      if (message.id !== undefined && waiting.has(message.id)) { waiting.get(message.id)(message); waiting.delete(message.id); }
+    }
+  });
+  let next = 1;
+  const request = (method, params) => new Promise((resolve) => {
+    const id = next++;
+    waiting.set(id, resolve);
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n");
+  });
+  await request("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "e2e-agent", version: "1" } });
+  child.stdin.write(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n");
+  const tool = async (name, args) => {
+    const answer = await request("tools/call", { name, arguments: args });
+    const result = answer.result;
+    return { isError: !!result.isError, value: JSON.parse(result.content[0].text) };
+  };
+  return { tool, close: () => child.kill() };
+}
+/** Sets a form control's value as typing would, in the page. */
+async function setField(selector, value, event = "input") {
+  await browser.execute((s, v, e) => { const el = document.querySelector(s); el.value = v; el.dispatchEvent(new Event(e)); }, selector, value, event);
+}
+async function clickInPage(selector) {
+  await browser.waitUntil(() => browser.execute((s) => {
+    const el = document.querySelector(s);
+    if (!el || el.disabled) return false;
+    el.click();
+    return true;
+  }, selector), { timeout: 15000, interval: 100, timeoutMsg: `${selector} never became clickable` });
+}
+
 async function shot(name) {
   await browser.saveScreenshot(join(OUT, `${name}.png`));
 }
@@ -119,6 +163,14 @@ const WRITE = (path, content) => `async () => {
   const written = await files.write_file({ path: ${JSON.stringify(path)}, content: ${JSON.stringify(content)} });
   return { before: before.entries.length, written };
 }`;
+
+// A read-only rule in connectors.json, as a team would ship one: the rules view lists it beside the app's.
+execFileSync(join(BIN, "codemode"), ["--home", HOME, "--json", "rules"]);
+{
+  const config = JSON.parse(readFileSync(join(HOME, "connectors.json"), "utf8"));
+  config.rules = [{ id: "keep-is-kept", effect: "deny", call: "files.delete_file", when: { path: { glob: "keep/**" } }, reason: "keep/ is never deleted" }];
+  writeFileSync(join(HOME, "connectors.json"), JSON.stringify(config, null, 2));
+}
 
 figure(`start to interactive window, empty database (${PROFILE} build, incl. WebDriver session)`, await session(), "ms");
 
@@ -239,6 +291,96 @@ await test("an approval edited from the command line shows both argument sets", 
   assert(timeline.includes("draft.txt") && timeline.includes("edited.txt"), timeline);
 });
 
+await test("edit, then approve: the edit is checked against the schema and is what runs", async () => {
+  await playground(WRITE("draft2.txt", "first"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
+  await clickInPage("#edit-approve");
+  await waitText("#edit-check", (t) => t.includes("Fits the tool's input schema"), "the unchanged arguments fit");
+  await setField("#edit-args", JSON.stringify({ path: 5, content: "x" }));
+  await waitText("#edit-check", (t) => t.includes("do not match its input schema"), "a bad edit is refused before it is sent");
+  assert(await browser.execute(() => document.querySelector("#confirm-edit").disabled), "Approve stays off for a bad edit");
+  await setField("#edit-args", JSON.stringify({ path: "edited2.txt", content: "second" }));
+  await waitText("#edit-check", (t) => t.includes("Fits"), "the good edit fits");
+  await shot("approvals-edit");
+  await clickInPage("#confirm-edit");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "approved");
+  assert(readFileSync(join(HOME, "workspace", "edited2.txt"), "utf8") === "second", "the edited call ran");
+  assert(!existsSync(join(HOME, "workspace", "draft2.txt")), "the original did not");
+});
+
+await test("approve and allow adds a rule that lets the next matching call through without a pause", async () => {
+  await playground(`async () => files.write_file({ path: "scratch/one.txt", content: "1" })`);
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
+  await clickInPage("#approve-allow");
+  await waitText("#allow-reach", (t) => t.includes("Matches"), "how far the exact rule reaches");
+  await setField('#allow-args select[data-arg="path"]', "glob", "change");
+  await setField('#allow-args input[data-arg="path"]', "scratch/**");
+  await setField('#allow-args select[data-arg="content"]', "any", "change");
+  await waitText("#allow-reach", (t) => t.includes("Matches"), "the reach of the glob rule");
+  await shot("approvals-allow");
+  await clickInPage("#confirm-allow");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "approved");
+  assert(readFileSync(join(HOME, "workspace", "scratch", "one.txt"), "utf8") === "1", "the approved call ran");
+  const added = cli("rules").find((r) => r.origin === "database" && r.call === "files.write_file");
+  assert(added && added.createdBy === "console" && added.when.path.glob === "scratch/**" && added.source === "Playground", JSON.stringify(added));
+  await playground(`async () => (await files.write_file({ path: "scratch/two.txt", content: "2" })).created`);
+  await waitText("#playground-result", (t) => t.includes("true"), "the next matching call ran without a pause");
+  assert(readFileSync(join(HOME, "workspace", "scratch", "two.txt"), "utf8") === "2", "written by the allowed call");
+});
+
+await test("the rules view lists the connectors.json rule and the app's, and says which would decide a call", async () => {
+  await nav("rules");
+  const list = await waitText("#rules-list", (t) => t.includes("keep-is-kept") && t.includes("scratch/**"), "both rules");
+  const rows = await browser.execute(() => [...document.querySelectorAll("#rules-list tbody tr")].map((r) => r.innerText));
+  assert(rows.some((r) => r.includes("keep-is-kept") && r.includes("connectors.json") && r.includes("read-only")), `the file's rule: ${JSON.stringify(rows)}`);
+  assert(rows.some((r) => r.includes("scratch/**") && r.includes("app")), `the app's rule: ${JSON.stringify(rows)}`);
+  await setField("#test-call", "files.delete_file");
+  await setField("#test-args", JSON.stringify({ path: "keep/notes.md" }));
+  await waitText("#test-verdict", (t) => t.includes("deny") && t.includes("keep-is-kept"), "the deciding rule");
+  await shot("rules");
+  assert(list.length > 0, list);
+});
+
+await test("three waiting calls approved together, with one report", async () => {
+  await nav("approvals");
+  const ids = [];
+  for (const n of [1, 2, 3]) {
+    const program = join(HOME, `batch-${n}.js`);
+    writeFileSync(program, WRITE(`batch/${n}.txt`, `batch ${n}`));
+    ids.push(cli("run", program).executionId);
+  }
+  await waitText("#approvals-list", (t) => t.includes("batch/3.txt"), "three cards");
+  for (const id of ids) await clickInPage(`#approvals-list .card[data-id="${id}"] input.pick`);
+  await waitText("#batch-bar", (t) => t.includes("3 picked"), "three picked");
+  await clickInPage("#approve-picked");
+  const report = await waitText(".modal", (t) => t.includes("Approved 3 of 3"), "one report for the three");
+  assert(report.split("the run completed").length === 4, `each of the three completed: ${report}`);
+  await clickInPage("#close-report");
+  for (const n of [1, 2, 3]) assert(readFileSync(join(HOME, "workspace", "batch", `${n}.txt`), "utf8") === `batch ${n}`, `batch ${n} written`);
+});
+
+await test("a reason typed in the console is what the agent's codemode_wait returns", async () => {
+  const agent = await mcpAgent();
+  try {
+    const paused = await agent.tool("codemode", { code: WRITE("agent.txt", "from the agent") });
+    assert(paused.value.status === "paused", JSON.stringify(paused));
+    await nav("approvals");
+    await waitText("#approvals-list", (t) => t.includes("agent.txt"), "the agent's card");
+    await browser.execute((id) => { const card = document.querySelector(`#approvals-list .card[data-id="${id}"]`); if (card) card.click(); }, paused.value.executionId);
+    await waitText("#pending-title", (t) => t.includes("files.write_file"), "selected");
+    await (await $("#reject-reason")).setValue("Wrong file or target");
+    await clickInPage("#reject");
+    const waited = await agent.tool("codemode_wait", { executionId: paused.value.executionId, timeoutSeconds: 10 });
+    assert(waited.value.status === "error" && waited.value.error === "Action files.write_file rejected by user: Wrong file or target", JSON.stringify(waited));
+  } finally {
+    agent.close();
+  }
+});
+
 await test("a pause from a separate codemode process appears, with a desktop notification", async () => {
   await nav("approvals");
   const program = join(HOME, "from-cli.js");
@@ -255,6 +397,27 @@ await test("a pause from a separate codemode process appears, with a desktop not
   // Resolved elsewhere: approving from the CLI updates the window too.
   cli("approve", outcome.executionId);
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "resolved by the CLI");
+});
+
+await test("an open JSON node and a half-typed reason survive a pause arriving from another process", async () => {
+  await playground(`async () => files.write_file({ path: "deep.txt", content: "x", meta: { a: { b: { c: 1 } } } })`);
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#arguments", (t) => t.includes("meta") && t.includes("1 keys"), "the nested node starts folded");
+  await browser.execute(() => document.querySelector("#arguments .more").click());
+  await waitText("#arguments", (t) => t.includes('"b"'), "the node opens");
+  await (await $("#reject-reason")).setValue("half-typ");
+  const program = join(HOME, "another.js");
+  writeFileSync(program, WRITE("another.txt", "from another process"));
+  const other = cli("run", program);
+  await waitText("#approvals-list", (t) => t.includes("another.txt"), "the other process's pause is listed");
+  const after = await text("#arguments");
+  assert(after.includes('"b"'), `the opened node is still open: ${after}`);
+  const reason = await browser.execute(() => document.querySelector("#reject-reason").value);
+  assert(reason === "half-typ", `the reason being typed: ${reason}`);
+  for (const pending of cli("pending")) cli("reject", pending.executionId, String(pending.seq));
+  assert(other.status === "paused", JSON.stringify(other));
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "cleared");
 });
 
 await test("save as snippet → listed in Snippets", async () => {

@@ -6,7 +6,9 @@ use codemode::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, SaveSnippet,
     Snippet, ToolLogEntry,
 };
-use codemode_api::{ApprovalCard, ConnectorInfo, PreviewView, RuntimeForm};
+use codemode_api::{
+    AllowReport, ApprovalCard, ConnectorInfo, DecisionResult, PreviewView, RuleReach, RuntimeForm,
+};
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -115,6 +117,107 @@ pub async fn reject(
         .api()
         .await?
         .reject(&id, seq, Actor::Console, reason.as_deref())
+        .await
+}
+
+/// Approves several runs' waiting calls, each its own decision, with one report.
+#[tauri::command]
+pub async fn approve_many(
+    console: State<'_, Console>,
+    ids: Vec<String>,
+) -> CommandResult<Vec<DecisionResult>> {
+    Ok(console
+        .api()
+        .await?
+        .approve_many(&ids, Actor::Console)
+        .await)
+}
+
+/// Rejects several waiting calls (`[id, seq]` pairs) with one reason, each its own decision.
+#[tauri::command]
+pub async fn reject_many(
+    console: State<'_, Console>,
+    calls: Vec<(String, u64)>,
+    reason: Option<String>,
+) -> CommandResult<Vec<DecisionResult>> {
+    Ok(console
+        .api()
+        .await?
+        .reject_many(&calls, Actor::Console, reason.as_deref())
+        .await)
+}
+
+#[tauri::command]
+pub async fn check_edit(console: State<'_, Console>, id: String, args: Value) -> CommandResult<()> {
+    console.api().await?.check_edit(&id, &args).await
+}
+
+#[tauri::command]
+pub async fn rule_reach(
+    console: State<'_, Console>,
+    rule: codemode::Rule,
+) -> CommandResult<RuleReach> {
+    console.api().await?.rule_reach(&rule)
+}
+
+#[tauri::command]
+pub async fn approve_allowing(
+    console: State<'_, Console>,
+    id: String,
+    rule: codemode::Rule,
+    approve_waiting: bool,
+) -> CommandResult<AllowReport> {
+    console
+        .api()
+        .await?
+        .approve_allowing(&id, Actor::Console, rule, approve_waiting)
+        .await
+}
+
+#[tauri::command]
+pub async fn rules(console: State<'_, Console>) -> CommandResult<Vec<codemode::RuleListing>> {
+    console.api().await?.rules()
+}
+
+#[tauri::command]
+pub async fn add_rule(console: State<'_, Console>, rule: codemode::Rule) -> CommandResult<()> {
+    console.api().await?.add_rule(rule, Actor::Console)
+}
+
+#[tauri::command]
+pub async fn replace_rule(
+    console: State<'_, Console>,
+    id: String,
+    rule: codemode::Rule,
+) -> CommandResult<()> {
+    console.api().await?.replace_rule(&id, rule)
+}
+
+#[tauri::command]
+pub async fn remove_rule(console: State<'_, Console>, id: String) -> CommandResult<()> {
+    console.api().await?.remove_rule(&id)
+}
+
+/// Recent distinct calls, for the rules view's test box.
+#[tauri::command]
+pub async fn recent_calls(
+    console: State<'_, Console>,
+) -> CommandResult<Vec<codemode_api::RecentCall>> {
+    console.api().await?.recent_calls(30)
+}
+
+/// What the rules would do with a call, without running it.
+#[tauri::command]
+pub async fn test_rules(
+    console: State<'_, Console>,
+    call: String,
+    args: Option<Value>,
+    source: Option<String>,
+) -> CommandResult<codemode::Verdict> {
+    console
+        .api()
+        .await?
+        .test_rules(&call, args.as_ref(), source.as_deref())
         .await
 }
 

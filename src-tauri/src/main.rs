@@ -55,6 +55,17 @@ fn main() {
             commands::save_preferences,
             commands::rollback_preview,
             commands::preview,
+            commands::approve_many,
+            commands::reject_many,
+            commands::check_edit,
+            commands::rule_reach,
+            commands::approve_allowing,
+            commands::rules,
+            commands::add_rule,
+            commands::replace_rule,
+            commands::remove_rule,
+            commands::test_rules,
+            commands::recent_calls,
         ])
         .run(tauri::generate_context!());
     if let Err(error) = result {

@@ -1,7 +1,9 @@
 // The console's frame: the backend bridge, navigation, the sidebar's live counts, banners, and the refresh that
 // follows every change in the database (from this window or any other process).
 
-import { h, clear, toast } from "./widgets.js";
+import { h, clear, toast, dialog } from "./widgets.js";
+import { app, call, refresh, applyTheme, abbreviate } from "./core.js";
+import { rulesView } from "./rules.js";
 import { approvalsView } from "./approvals.js";
 import { executionsView } from "./executions.js";
 import { snippetsView, playgroundView } from "./library.js";
@@ -9,47 +11,10 @@ import { connectorsView, settingsView } from "./system.js";
 
 const tauri = window.__TAURI__;
 
-/** @typedef {import('./types/ApiError').ApiError} ApiError */
-/** @typedef {import('./types/ErrorCode').ErrorCode} ErrorCode */
-
-/**
- * Calls a backend command; failures reject with an {@link ApiError} `{code, message}`. Branch on `code`
- * (`not_found`, `stale`, `invalid_args`, `config`, `conflict`, `internal`), never on the message.
- * @returns {Promise<any>}
- */
-export async function call(command, args = {}) {
-  try {
-    return await tauri.core.invoke(command, args);
-  } catch (error) {
-    if (error && typeof error === "object" && "code" in error && "message" in error) throw error;
-    throw /** @type {ApiError} */ ({ code: "internal", message: String(error) });
-  }
-}
-
-/**
- * What a failed operation tells the person: a run decided or deleted elsewhere (another window, the CLI, the
- * expiry sweep) is said as such; a broken connectors.json points at the file.
- * @param {ApiError} error
- */
-export function explain(error) {
-  if (error.code === "stale" || error.code === "not_found") return `Already decided or gone: ${error.message}`;
-  if (error.code === "config") return `${error.message}\nFix connectors.json; reading still works meanwhile.`;
-  return error.message;
-}
-
-export const app = {
-  overview: null,
-  view: null,
-  current: null,
-  /** Views register what to do when the data changed. */
-  refreshers: new Set(),
-  preferences: { notifications: true, theme: "system" },
-  open(name, options) { return navigate(name, options); },
-};
-
 const VIEWS = {
   approvals: approvalsView,
   executions: executionsView,
+  rules: rulesView,
   snippets: snippetsView,
   playground: playgroundView,
   connectors: connectorsView,
@@ -69,18 +34,6 @@ async function navigate(name, options = {}) {
     return;
   }
   app.current = VIEWS[name](root, options) || null;
-}
-
-export function applyTheme(theme) {
-  const dark = theme === "dark" || (theme === "system" && window.matchMedia("(prefers-color-scheme: dark)").matches);
-  document.documentElement.dataset.theme = dark ? "dark" : "light";
-}
-
-/** A path under the user's home folder as `~/…`. */
-export function abbreviate(dir) {
-  const home = app.overview && app.overview.homeDir;
-  if (!dir || !home) return dir || "";
-  return dir === home || dir.startsWith(home + "/") ? "~" + dir.slice(home.length) : dir;
 }
 
 async function loadOverview() {
@@ -120,31 +73,6 @@ function renderFatal(overview) {
     h("p.dim", `Data directory: ${abbreviate(overview.dataDir)}`)));
 }
 
-let refreshing = null;
-let again = false;
-/** Re-reads the overview and asks the open view to refresh; coalesces bursts of change events. */
-export async function refresh() {
-  if (refreshing) { again = true; return refreshing; }
-  refreshing = (async () => {
-    try {
-      await loadOverview();
-      for (const refresher of app.refreshers) await refresher();
-      setLive(true);
-    } catch (error) {
-      setLive(false);
-      console.error(error);
-    }
-  })();
-  await refreshing;
-  refreshing = null;
-  if (again) { again = false; return refresh(); }
-}
-
-function setLive(ok) {
-  document.getElementById("live-dot").classList.toggle("stale", !ok);
-  document.getElementById("live-text").textContent = ok ? "live" : "reconnecting";
-}
-
 function keyboard(event) {
   if (event.target.closest("input, textarea, select") || event.ctrlKey || event.metaKey || event.altKey) return;
   if (document.getElementById("modal-root").childElementCount) return;
@@ -152,11 +80,29 @@ function keyboard(event) {
     event.preventDefault();
     return;
   }
-  const jump = { "1": "approvals", "2": "executions", "3": "snippets", "4": "playground", "5": "connectors", "6": "settings" }[event.key];
+  if (event.key === "?") { shortcuts(); return; }
+  const jump = { "1": "approvals", "2": "executions", "3": "rules", "4": "snippets", "5": "playground", "6": "connectors", "7": "settings" }[event.key];
   if (jump) navigate(jump);
 }
 
+/** Every shortcut, by view; `?` shows it. Each decision has one, so deciding needs no mouse. */
+const SHORTCUTS = [
+  ["Anywhere", [["?", "these shortcuts"], ["1 … 7", "Approvals, Executions, Rules, Snippets, Playground, Connectors, Settings"], ["Esc", "close a dialog, leave a field"]]],
+  ["Approvals", [["j / k", "next / previous waiting call"], ["a", "approve"], ["A", "approve and allow… (add a rule)"], ["e", "edit the arguments, then approve"],
+    ["r", "reject: type a reason (optional), then Enter"], ["x", "pick the call for a decision together (shift-click picks a range)"]]],
+  ["Executions", [["j / k", "next / previous run"], ["/", "search"]]],
+];
+
+function shortcuts() {
+  const body = h("table.shortcuts#shortcuts", SHORTCUTS.map(([view, keys]) => [
+    h("tr", h("td", { colspan: 2 }, h("b", view))),
+    keys.map(([key, what]) => h("tr", h("td", h("kbd.key", key)), h("td", what)))]));
+  dialog("Keyboard shortcuts", body, [{ label: "Close", primary: true, value: () => true }]);
+}
+
 async function start() {
+  app.open = navigate;
+  app.loadOverview = loadOverview;
   for (const link of document.querySelectorAll(".nav")) link.addEventListener("click", () => navigate(link.dataset.view));
   document.addEventListener("keydown", keyboard);
   try {

@@ -1,11 +1,14 @@
 // Approvals: the queue of paused runs and, for the selected one, everything a person needs to decide — the
 // pending call and its arguments, the program with that call located, and what already happened in the run.
 
-import { app, call, refresh, explain } from "./app.js";
+import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane } from "./widgets.js";
+import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
+
+/** Reasons a person gives often; the field takes any text. */
+const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing this", "Too broad: do less at once", "Use a different approach"];
 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
@@ -17,6 +20,9 @@ export function approvalsView(root, options = {}) {
   let message = null;
   /** Half-typed rejection reasons, by card, so a live re-render does not lose them. */
   const reasons = new Map();
+  /** Cards picked for a decision together (`x`, shift-click, "all from this source"), by key. */
+  const picked = new Set();
+  let lastPicked = null;
   /** Previews by card: a PreviewView, null (nothing to show), "loading", or {error}. Computed once per card. */
   const previews = new Map();
 
@@ -40,6 +46,7 @@ export function approvalsView(root, options = {}) {
   async function load() {
     cards = await call("pending");
     for (const key of previews.keys()) if (!cards.some((c) => keyOf(c) === key)) previews.delete(key);
+    for (const key of picked) if (!cards.some((c) => keyOf(c) === key)) picked.delete(key);
     if (!cards.some((c) => keyOf(c) === selected || c.action.executionId === selected)) {
       selected = cards.length ? keyOf(cards[0]) : null;
     } else if (!cards.some((c) => keyOf(c) === selected)) {
@@ -59,24 +66,112 @@ export function approvalsView(root, options = {}) {
     render();
   }
 
+  /** What the list and the detail show now, as JSON: a live update that changes neither leaves them alone, so
+   * open JSON nodes, the scroll position, a selection and the caret in the reason stay where they are. */
+  let listShown = null;
+  let detailShown = null;
+
   function render() {
     count.textContent = String(cards.length);
-    clear(listBody, cards.map((card) => {
-      const { action, execution, expiresAt } = card;
-      const left = expiresAt - Date.now();
-      const when = left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(execution.createdAt);
-      return h(`div.card${keyOf(card) === selected ? ".selected" : ""}`, { onclick: () => select(keyOf(card)), dataset: { id: action.executionId } },
-        h("div.call", `${action.connector}.${action.method}`),
-        h("div.preview", preview(action.args, 200) || "no arguments"),
-        h("div.meta", h("span", `${shortId(action.executionId)}${execution.source ? " · " + execution.source : ""}`), h("span", when)));
-    }));
+    const list = JSON.stringify([cards.map((c) => [keyOf(c), c.action, c.execution.source, c.expiresAt]), selected, [...picked], busy, Math.floor(Date.now() / 60000)]);
+    if (list !== listShown) {
+      listShown = list;
+      renderList();
+    }
     const card = current();
     if (!card) {
+      detailShown = null;
       clear(detail, emptyState());
       return;
     }
     loadPreview(card);
+    const shown = JSON.stringify([card, previews.get(keyOf(card)), message, busy]);
+    if (shown === detailShown && detail.firstChild) return;
+    detailShown = shown;
     clear(detail, decision(card));
+  }
+
+  function renderList() {
+    const items = cards.map((card) => {
+      const { action, execution, expiresAt } = card;
+      const key = keyOf(card);
+      const left = expiresAt - Date.now();
+      const when = left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(execution.createdAt);
+      const box = h("input.pick", { type: "checkbox", checked: picked.has(key), title: "Pick for a decision together (x)",
+        onclick: (event) => { event.stopPropagation(); pick(key, event.shiftKey); } });
+      return h(`div.card${key === selected ? ".selected" : ""}${picked.has(key) ? ".picked" : ""}`,
+        { onclick: (event) => (event.shiftKey ? pick(key, true) : select(key)), dataset: { id: action.executionId, key } },
+        box,
+        h("div.call", `${action.connector}.${action.method}`),
+        h("div.preview", preview(action.args, 200) || "no arguments"),
+        h("div.meta", h("span", `${shortId(action.executionId)}${execution.source ? " · " + execution.source : ""}`), h("span", when)));
+    });
+    clear(listBody, picked.size ? batchBar() : null, items);
+  }
+
+  /** Picks or unpicks a card; with shift, every card between the last one picked and this one. */
+  function pick(key, range = false) {
+    const keys = cards.map(keyOf);
+    if (range && lastPicked && keys.includes(lastPicked)) {
+      const [a, b] = [keys.indexOf(lastPicked), keys.indexOf(key)].sort((x, y) => x - y);
+      for (const k of keys.slice(a, b + 1)) picked.add(k);
+    } else if (picked.has(key)) {
+      picked.delete(key);
+    } else {
+      picked.add(key);
+    }
+    lastPicked = key;
+    render();
+  }
+
+  function batchBar() {
+    const reason = h("input.text#batch-reason", { type: "text", placeholder: "Reason for the agents (optional)", list: "reason-presets", maxLength: 4000 });
+    return h("div.batch-bar#batch-bar",
+      h("b", `${picked.size} picked`),
+      h("button.btn.small.approve#approve-picked", { disabled: busy, onclick: () => decideMany("approve", "") }, "Approve all"),
+      reason,
+      h("button.btn.small.reject#reject-picked", { disabled: busy, onclick: () => decideMany("reject", reason.value) }, "Reject all"),
+      h("span.link", { onclick: () => { picked.clear(); render(); } }, "clear"));
+  }
+
+  /** Approves or rejects every picked call, each its own decision, and reports what happened to each. */
+  async function decideMany(kind, reasonText) {
+    const chosen = cards.filter((c) => picked.has(keyOf(c)));
+    if (!chosen.length || busy) return;
+    busy = true;
+    render();
+    let results = [];
+    try {
+      if (kind === "approve") {
+        // One decision per run: a run waits on one call at a time.
+        const ids = [...new Set(chosen.map((c) => c.action.executionId))];
+        results = await call("approve_many", { ids });
+      } else {
+        const reason = reasonText.trim();
+        results = await call("reject_many", { calls: chosen.map((c) => [c.action.executionId, c.action.seq]), reason: reason || null });
+      }
+    } catch (error) {
+      toast(explain(error));
+    }
+    busy = false;
+    picked.clear();
+    await refresh();
+    render();
+    if (results.length) report(kind, results);
+  }
+
+  function report(kind, results) {
+    const failed = results.filter((r) => r.error);
+    const rows = results.map((r) => {
+      const what = r.error ? `not decided: ${r.error.message}`
+        : kind === "reject" ? "rejected"
+        : r.outcome.status === "completed" ? "approved — the run completed"
+        : r.outcome.status === "paused" ? `approved — paused again at ${r.outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`
+        : `approved — the run ended in error: ${r.outcome.error}`;
+      return h(`tr${r.error ? ".failed" : ""}`, h("td.mono", shortId(r.executionId)), h("td", what));
+    });
+    dialog(`${kind === "approve" ? "Approved" : "Rejected"} ${results.length - failed.length} of ${results.length}`,
+      h("table.report#batch-report", rows), [{ label: "Close", primary: true, id: "close-report", value: () => true }]);
   }
 
   function emptyState() {
@@ -102,10 +197,16 @@ export function approvalsView(root, options = {}) {
     const line = callLine(execution.code, action.connector, action.method, nth);
     const approve = h("button.btn.approve#approve", { onclick: () => decide("approve"), disabled: busy }, "Approve", h("kbd", "a"));
     const reject = h("button.btn.reject#reject", { onclick: () => decide("reject"), disabled: busy }, "Reject", h("kbd", "r"));
+    const edit = h("button.btn#edit-approve", { onclick: () => editThenApprove(card), disabled: busy, title: "Edit the arguments, then approve" }, "Edit…", h("kbd", "e"));
+    const allow = h("button.btn#approve-allow", { onclick: () => approveAndAllow(card), disabled: busy, title: "Approve, and let calls like this one through from now on" }, "Approve and allow…", h("kbd", "A"));
     // The agent reads the reason in the run's error ("… rejected by user: <reason>"); kept across re-renders.
     const reason = h("input.text.reason#reject-reason", {
-      type: "text", placeholder: "Reason for the agent (optional)", value: reasons.get(keyOf(card)) || "", maxLength: 4000,
+      type: "text", placeholder: "Reason for the agent (optional)", value: reasons.get(keyOf(card)) || "", maxLength: 4000, list: "reason-presets",
       oninput: (event) => reasons.set(keyOf(card), event.target.value),
+      onkeydown: (event) => {
+        if (event.key === "Enter") { event.preventDefault(); decide("reject"); }
+        else if (event.key === "Escape") event.target.blur();
+      },
     });
     const applied = earlier.filter((e) => e.state === "applied").length;
     return h("div",
@@ -115,8 +216,11 @@ export function approvalsView(root, options = {}) {
           h("div.sub", statusBadge("paused"),
             h("span.mono.link", { title: "Copy the run id", onclick: () => copy(action.executionId, "Run id copied") }, action.executionId),
             h("span", `started ${clock(execution.createdAt)}`),
-            execution.source ? h("span", `from ${execution.source}`) : null)),
-        h("div.actions", reason, reject, approve)),
+            execution.source ? h("span", `from ${execution.source}`) : null,
+            execution.source && cards.filter((c) => c.execution.source === execution.source).length > 1
+              ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.execution.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
+        h("div.actions.decide", reason, reject, edit, allow, approve),
+        h("datalist#reason-presets", PRESET_REASONS.map((r) => h("option", { value: r })))),
       message ? h("div.inline-error#decision-error", message) : null,
       action.interrupted ? h("div.note", "This call may already have been applied: the process running it died mid-call. Approving runs it again.") : null,
       previewSection(previews.get(keyOf(card))),
@@ -144,7 +248,137 @@ export function approvalsView(root, options = {}) {
     return h("div.section#preview", h("div.section-head", "What this call would change"), h("div.section-body", body));
   }
 
-  async function decide(kind) {
+  /** Edit, then approve: the arguments as JSON, checked against the tool's input schema before Approve is
+   * offered; what runs is the edit, and the run's log keeps what the program sent. */
+  function editThenApprove(card) {
+    if (busy) return;
+    const { executionId, connector, method } = card.action;
+    const area = h("textarea.text.json#edit-args", { spellcheck: false, value: JSON.stringify(card.action.args ?? {}, null, 2) });
+    const check = h("div.check#edit-check", "");
+    const send = h("button.btn.approve#confirm-edit", { disabled: true }, "Approve with these arguments");
+    let args = null;
+    const verify = debounce(async () => {
+      send.disabled = true;
+      try {
+        args = JSON.parse(area.value);
+      } catch (error) {
+        check.className = "check bad";
+        check.textContent = `Not JSON: ${error.message}`;
+        return;
+      }
+      try {
+        await call("check_edit", { id: executionId, args });
+        check.className = "check ok";
+        check.textContent = "Fits the tool's input schema.";
+        send.disabled = false;
+      } catch (error) {
+        check.className = "check bad";
+        check.textContent = explain(error);
+      }
+    }, 150);
+    area.addEventListener("input", verify);
+    verify();
+    const cancel = h("button.btn", "Cancel");
+    const m = modal(`Edit ${connector}.${method}, then approve`, h("div", h("div.dim", "The call runs with these arguments; the run's log keeps what the program sent, and both are shown in Executions."), area, check), [cancel, send], { wide: true, id: "edit-modal" });
+    cancel.onclick = () => m.close(null);
+    send.onclick = () => m.close(args);
+    m.closed.then(async (edited) => {
+      if (!edited) return;
+      await decide("approve", edited);
+    });
+  }
+
+  /** Approve and allow: approves, and adds an allow rule shaped here from the call — each argument exact, a
+   * glob, a prefix or anything; the run's source or any; for a while or for good — showing how far it reaches. */
+  function approveAndAllow(card) {
+    if (busy) return;
+    const { executionId, connector, method, args } = card.action;
+    const source = card.execution.source;
+    const callInput = h("input.text.mono#allow-call", { value: `${connector}.${method}` });
+    const fields = args && typeof args === "object" && !Array.isArray(args) ? Object.entries(args) : [];
+    const rows = fields.map(([name, value]) => {
+      const text = typeof value === "string" ? value : JSON.stringify(value);
+      const mode = h("select", { dataset: { arg: name } },
+        ["exact", "glob", "prefix", "any"].map((m) => h("option", { value: m, selected: m === (typeof value === "string" && value.length > 200 ? "any" : "exact") }, m)));
+      const input = h("input.text.mono", { value: text, dataset: { arg: name } });
+      mode.addEventListener("change", () => { input.disabled = mode.value === "any"; update(); });
+      input.disabled = mode.value === "any";
+      input.addEventListener("input", () => update());
+      return { name, value, mode, input };
+    });
+    const onlySource = h("input#allow-source", { type: "checkbox", checked: !!source, disabled: !source });
+    const duration = h("select#allow-duration", [["for good", 0], ["for 1 hour", 3600e3], ["for 1 day", 86400e3], ["for 7 days", 7 * 86400e3]].map(([label, ms]) => h("option", { value: String(ms) }, label)));
+    const reach = h("div.check#allow-reach", "");
+    const alsoWaiting = h("input#allow-waiting", { type: "checkbox" });
+    const alsoLabel = h("label", { style: "display:flex;gap:6px;align-items:center" }, alsoWaiting, h("span#allow-waiting-label", "Also approve the waiting calls it matches"));
+    const send = h("button.btn.approve#confirm-allow", "Approve and allow");
+    const cancel = h("button.btn", "Cancel");
+    const ruleId = `allow-${connector}-${method}-${Date.now().toString(36)}`;
+
+    function rule() {
+      const when = {};
+      for (const row of rows) {
+        const m = row.mode.value;
+        if (m === "any") continue;
+        if (m === "exact") {
+          let literal = row.input.value;
+          if (typeof row.value !== "string") { try { literal = JSON.parse(row.input.value); } catch { /* kept as text */ } }
+          when[row.name] = literal;
+        } else {
+          when[row.name] = { [m]: row.input.value };
+        }
+      }
+      const ms = Number(duration.value);
+      return { id: ruleId, effect: "allow", call: callInput.value.trim(), when,
+        ...(onlySource.checked && source ? { source } : {}), ...(ms ? { until: Date.now() + ms } : {}),
+        reason: "allowed from the console" };
+    }
+    const update = debounce(async () => {
+      try {
+        const r = await call("rule_reach", { rule: rule() });
+        const others = r.waiting.filter((id) => id !== executionId);
+        reach.className = "check ok";
+        reach.textContent = `Matches ${r.recent} of the last ${r.recentCalls} calls, and ${others.length} other waiting call${others.length === 1 ? "" : "s"}.`;
+        alsoLabel.querySelector("span").textContent = `Also approve the ${others.length} other waiting call${others.length === 1 ? "" : "s"} it matches`;
+        alsoWaiting.disabled = others.length === 0;
+        send.disabled = false;
+      } catch (error) {
+        reach.className = "check bad";
+        reach.textContent = explain(error);
+        send.disabled = true;
+      }
+    }, 150);
+    callInput.addEventListener("input", update);
+    onlySource.addEventListener("change", update);
+    duration.addEventListener("change", update);
+    update();
+    const body = h("div",
+      h("label", { for: "allow-call" }, "Calls to (`*` matches any run of characters)"), callInput,
+      rows.length ? h("div.allow-args#allow-args", rows.flatMap((r) => [h("span.mono", r.name), r.mode, r.input])) : h("div.dim", "Any arguments."),
+      h("label", { style: "display:flex;gap:6px;align-items:center" }, onlySource, source ? `Only from ${source}` : "Any source (this run has none)"),
+      h("label", "How long"), duration,
+      reach, alsoLabel);
+    const m = modal("Approve, and allow calls like this one", body, [cancel, send], { wide: true, id: "allow-modal" });
+    cancel.onclick = () => m.close(null);
+    send.onclick = () => m.close({ rule: rule(), approveWaiting: alsoWaiting.checked });
+    m.closed.then(async (chosen) => {
+      if (!chosen) return;
+      busy = true;
+      render();
+      try {
+        const result = await call("approve_allowing", { id: executionId, rule: chosen.rule, approveWaiting: chosen.approveWaiting });
+        const also = result.alsoApproved.filter((r) => !r.error).length;
+        toast(`Approved ${connector}.${method}; rule ${result.rule.id} added${also ? `, and ${also} waiting call${also === 1 ? "" : "s"} approved` : ""}`);
+      } catch (error) {
+        message = explain(error);
+      }
+      busy = false;
+      await refresh();
+      render();
+    });
+  }
+
+  async function decide(kind, edited) {
     const card = current();
     if (!card || busy) return;
     busy = true;
@@ -154,7 +388,7 @@ export function approvalsView(root, options = {}) {
     try {
       if (kind === "approve") {
         /** @type {Outcome} */
-        const outcome = await call("approve", { id: executionId });
+        const outcome = await call("approve", { id: executionId, args: edited ?? null });
         if (outcome.status === "error") message = outcome.error;
         else if (outcome.status === "paused") toast(`Approved ${connector}.${method} — the run paused again at ${outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`);
         else toast(`Approved ${connector}.${method} — the run completed`);
@@ -181,7 +415,14 @@ export function approvalsView(root, options = {}) {
       if (key === "j" && index < cards.length - 1) select(keyOf(cards[index + 1]));
       else if (key === "k" && index > 0) select(keyOf(cards[index - 1]));
       else if (key === "a") decide("approve");
-      else if (key === "r") decide("reject");
+      else if (key === "r") {
+        // Reject with a reason: the reason field first; Enter there rejects.
+        const field = document.getElementById("reject-reason");
+        if (field && !field.value) field.focus(); else decide("reject");
+      }
+      else if (key === "e" && current()) editThenApprove(current());
+      else if (key === "A" && current()) approveAndAllow(current());
+      else if (key === "x" && selected) pick(selected);
       else return false;
       return true;
     },

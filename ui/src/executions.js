@@ -2,7 +2,7 @@
 // the runtime, and a detail with the timeline of calls, the program, the result and the logs, plus the actions
 // that apply to the run (roll back, recover, save as snippet, delete).
 
-import { app, call, refresh, explain } from "./app.js";
+import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/ExecutionQuery').ExecutionQuery} ExecutionQuery */
 /** @typedef {import('./types/ExecutionPage').ExecutionPage} ExecutionPage */
@@ -10,7 +10,7 @@ import { app, call, refresh, explain } from "./app.js";
 /** @typedef {import('./types/ToolLogEntry').ToolLogEntry} ToolLogEntry */
 /** @typedef {import('./types/RollbackReport').RollbackReport} RollbackReport */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, duration, shortId, preview, jsonTree, codeView, stateDot, statusBadge, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
+import { h, clear, ago, clock, duration, shortId, preview, previewPane, jsonTree, codeView, stateDot, statusBadge, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
 
 const ROW = 34;
 const PAGE = 200;
@@ -145,8 +145,15 @@ export function executionsView(root, options = {}) {
       return;
     }
     if (id !== selected) return;
+    // A live update that changed nothing in this run leaves the pane as it is: open JSON nodes, the tab, the
+    // scroll position and a selection all stay.
+    const shown = JSON.stringify([execution, plan, report]);
+    if (shown === detailShown && detail.firstChild) return;
+    detailShown = shown;
     clear(detail, renderDetail(execution, plan));
   }
+  /** What the detail pane shows now, as JSON. */
+  let detailShown = null;
 
   function renderDetail(e, plan) {
     const deciders = e.log.filter((l) => l.decision || l.decidedBy).map((l) => `#${l.seq} ${decisionText(l, false)}`);
@@ -195,6 +202,9 @@ export function executionsView(root, options = {}) {
       const edited = decision && decision.kind === "edited";
       const bodyEl = h("div.entry-body", { hidden: true },
         decision && decision.reason ? h("div.note.reason", { style: "grid-column:1/-1" }, h("b", "Reason given: "), decision.reason) : null,
+        decision && decision.rule ? h("div.note.rule", { style: "grid-column:1/-1" }, `${decision.kind === "denied" ? "Denied" : "Allowed"} by rule `,
+          h("span.link.mono.rule-link", { onclick: () => app.open("rules", { id: decision.rule }) }, decision.rule), " — open it in Rules") : null,
+        decision && decision.shown && decision.shown.preview ? h("div.shown", { style: "grid-column:1/-1" }, h("h4", "What the person was shown"), previewPane({ preview: decision.shown.preview, hunks: [] })) : null,
         h("div", h("h4", edited ? "Arguments the program sent" : "Arguments"), entry.args === undefined ? h("span.dim", "none") : jsonTree(entry.args, 1)),
         edited ? h("div.edited-args", h("h4", "Arguments that ran (edited)"), decision.args === undefined ? h("span.dim", "none") : jsonTree(decision.args, 1)) : null,
         h("div", h("h4", "Result"), entry.result === undefined ? h("span.dim", entry.ephemeral ? "not recorded (re-executed on replay)" : "none") : jsonTree(entry.result, 1)),

@@ -1,7 +1,7 @@
 // Snippets (completed runs promoted to recipes) and the Playground, where a person runs a program down the same
 // path an agent's takes and can approve or reject its pauses inline.
 
-import { app, call, refresh, explain } from "./app.js";
+import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/Snippet').Snippet} Snippet */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */

@@ -1,7 +1,7 @@
 // Connectors (what agents can call, and whether each MCP server is up) and Settings (runtime settings shared
 // with the CLI and `codemode mcp` through connectors.json; this window's preferences).
 
-import { app, call, refresh, applyTheme, abbreviate } from "./app.js";
+import { app, call, refresh, applyTheme, abbreviate } from "./core.js";
 
 /** @typedef {import('./types/ConnectorInfo').ConnectorInfo} ConnectorInfo */
 /** @typedef {import('./types/RuntimeForm').RuntimeForm} RuntimeForm */

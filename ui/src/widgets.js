@@ -362,3 +362,25 @@ function diffView(hunks) {
   const more = h("button.btn.small#diff-more", { onclick: () => { more.replaceWith(h("div.dim", `${rest} more lines are not shown here.`)); } }, `${rest} more lines`);
   return h("div", table, more);
 }
+
+/** A modal whose caller decides when it closes (forms that check their input before they may be sent):
+ * returns `close(value)` and `closed`, a promise of that value (null on Escape or a click outside). */
+export function modal(title, body, buttons, { wide = false, id } = {}) {
+  const root = document.getElementById("modal-root");
+  let resolve;
+  const closed = new Promise((r) => { resolve = r; });
+  const close = (value) => { clear(root); document.removeEventListener("keydown", onKey, true); resolve(value); };
+  const onKey = (e) => { if (e.key === "Escape") { e.stopPropagation(); close(null); } };
+  document.addEventListener("keydown", onKey, true);
+  const box = h(`div.modal${wide ? ".wide" : ""}`, { role: "dialog", id }, h("h3", title), body, h("div.buttons", buttons));
+  clear(root, h("div.modal-back", { onclick: (e) => { if (e.target === e.currentTarget) close(null); } }, box));
+  const first = box.querySelector("textarea, input, select");
+  if (first) first.focus();
+  return { close, closed };
+}
+
+/** Calls `f` once input has paused for `ms`. */
+export function debounce(f, ms = 200) {
+  let timer;
+  return (...args) => { clearTimeout(timer); timer = setTimeout(() => f(...args), ms); };
+}

@@ -5,6 +5,7 @@
 //! `connectors.json` is broken; reading keeps working.
 
 mod cards;
+mod deciding;
 mod error;
 mod listing;
 mod preview;
@@ -13,6 +14,7 @@ pub mod types;
 mod wait;
 
 pub use cards::ApprovalCard;
+pub use deciding::{AllowReport, DecisionResult, RECENT_RUNS, RecentCall, RuleReach};
 pub use error::{ApiError, ErrorCode};
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
@@ -156,6 +158,7 @@ impl Api {
                     .saturating_add(d.as_millis().min(i64::MAX as u128) as i64)
             }),
             reason: Some(format!("remembered from an approval by {}", actor.as_str())),
+            disabled: false,
         };
         let outcome = self.approve(id, actor, edited).await?;
         self.add_rule(rule.clone(), actor)?;

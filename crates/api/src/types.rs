@@ -2,7 +2,10 @@
 //! `ui/src/types/` (committed). The test below regenerates them into a temporary folder and fails when the
 //! committed files differ; `CODEMODE_WRITE_TYPES=1 cargo test -p codemode-api types` rewrites them.
 
-use crate::{ApiError, ApprovalCard, ConnectorInfo, PreviewView, RuntimeForm, WaitOutcome};
+use crate::{
+    AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, PreviewView, RuleReach,
+    RuntimeForm, WaitOutcome,
+};
 use codemode::{
     ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, Snippet, ToolLogEntry,
 };
@@ -22,6 +25,11 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     ApprovalCard::export_all(&config)?;
     ConnectorInfo::export_all(&config)?;
     PreviewView::export_all(&config)?;
+    DecisionResult::export_all(&config)?;
+    RuleReach::export_all(&config)?;
+    AllowReport::export_all(&config)?;
+    crate::RecentCall::export_all(&config)?;
+    codemode::RuleListing::export_all(&config)?;
     RuntimeForm::export_all(&config)?;
     WaitOutcome::export_all(&config)?;
     ExecutionPage::export_all(&config)?;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 /// What a rule does with the calls it matches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
     /// Runs without asking.
@@ -35,6 +36,7 @@ impl Effect {
 /// shown. Unknown fields are refused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Rule {
     pub id: String,
     pub effect: Effect,
@@ -53,6 +55,9 @@ pub struct Rule {
     /// Shown to the person, and to the agent when the rule denies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Kept, but deciding nothing (switched off in the app's rules view).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
 }
 
 /// A rule that cannot be used, with the field at fault.
@@ -189,7 +194,7 @@ impl CompiledRule {
 
     /// Whether this rule decides the call: its pattern, source, time and every condition hold.
     pub fn matches(&self, call: &Call<'_>) -> bool {
-        if self.rule.until.is_some_and(|until| call.now > until) {
+        if self.rule.disabled || self.rule.until.is_some_and(|until| call.now > until) {
             return false;
         }
         let named = match &self.exact_call {
@@ -214,6 +219,7 @@ impl CompiledRule {
     /// does.
     pub fn hides_what_it_names(&self) -> bool {
         self.rule.effect == Effect::Deny
+            && !self.rule.disabled
             && self.when.is_empty()
             && self.source.is_none()
             && self.rule.until.is_none()

@@ -179,6 +179,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Where a rule lives.
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum RuleOrigin {
     #[serde(rename = "database")]
@@ -190,6 +191,7 @@ pub enum RuleOrigin {
 /// A rule as listings show it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RuleListing {
     #[serde(flatten)]
     pub rule: Rule,
@@ -1063,6 +1065,54 @@ impl Runtime {
         }
         self.inner.rules_changed();
         Ok(())
+    }
+
+    /// Replaces the database rule `id` with `rule` (an edit in the app, switching it off or on); who added it,
+    /// when, and its hits stay. Validated as [`add_rule`](Self::add_rule) validates.
+    pub fn replace_rule(&self, id: &str, rule: Rule) -> Result<(), RuntimeError> {
+        let compiled =
+            CompiledRule::new(rule).map_err(|e| RuntimeError::InvalidArgs(e.to_string()))?;
+        if self.inner.file_rules.iter().any(|r| r.rule.id == id) {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "Rule \"{id}\" comes from connectors.json: edit the file to change it."
+            )));
+        }
+        if compiled.rule.id != id
+            && self
+                .inner
+                .file_rules
+                .iter()
+                .any(|r| r.rule.id == compiled.rule.id)
+        {
+            return Err(RuntimeError::InvalidArgs(
+                RuleError {
+                    rule: compiled.rule.id.clone(),
+                    field: "id".to_owned(),
+                    problem: "a rule with this id exists".to_owned(),
+                }
+                .to_string(),
+            ));
+        }
+        if !self.inner.store.replace_rule(id, &compiled.rule)? {
+            return Err(RuntimeError::NotFound(format!(
+                "No rule \"{id}\", or \"{}\" is taken by another rule",
+                compiled.rule.id
+            )));
+        }
+        self.inner.rules_changed();
+        Ok(())
+    }
+
+    /// Whether `edited` arguments could replace the pending call's of run `id` (recordable, and fitting the
+    /// tool's input schema): what an editor checks before it offers to approve.
+    pub async fn check_edit(&self, id: &str, edited: &Value) -> Result<(), RuntimeError> {
+        let Some(call) = self.pending(Some(id))?.into_iter().next() else {
+            return Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no call waiting for a decision"
+            )));
+        };
+        self.check_edited(&call.connector, &call.method, edited)
+            .await
     }
 
     /// Removes a database rule; a rule from `connectors.json` is changed in the file.

@@ -556,6 +556,22 @@ impl Store {
         })
     }
 
+    /// Replaces the rule `id` with `rule` (which may carry a new id), keeping who added it, when, and its hits;
+    /// false when there is no rule `id`, or the new id is another rule's.
+    pub fn replace_rule(&self, id: &str, rule: &Rule) -> Result<bool, StoreError> {
+        let text = serde_json::to_string(rule).unwrap_or_default();
+        self.write(|tx| {
+            let replaced = tx.execute_cached(
+                "UPDATE OR IGNORE cm_rules SET id = ?3, rule = ?4 WHERE runtime = ?1 AND id = ?2",
+                params![self.runtime, id, rule.id, text],
+            )?;
+            if replaced == 1 {
+                bump_rules_version(tx, &self.runtime)?;
+            }
+            Ok(replaced == 1)
+        })
+    }
+
     /// Removes a rule; false when there was none by that id.
     pub fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
