@@ -482,3 +482,131 @@ async fn a_preview_shows_the_change_and_the_decision_keeps_what_was_shown() {
     );
     api.shutdown().await;
 }
+
+fn write_to(path: &str) -> String {
+    format!(r#"async () => files.write_file({{ path: "{path}", content: "x" }})"#)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn several_decisions_report_each_and_a_stale_one_fails_alone() {
+    let api = open(&fresh_dir("many")).await;
+    let (a, _) = waiting(&api, &write_to("a.txt")).await;
+    let (b, seq_b) = waiting(&api, &write_to("b.txt")).await;
+    let (c, seq_c) = waiting(&api, &write_to("c.txt")).await;
+    api.reject(&b, seq_b, Actor::Api, None)
+        .await
+        .expect("rejected");
+    let results = api
+        .approve_many(&[a.clone(), b.clone()], Actor::Console)
+        .await;
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        results[0].outcome.as_ref().map(Outcome::status),
+        Some("completed")
+    );
+    assert_eq!(
+        results[1].error.as_ref().map(|e| e.code),
+        Some(ErrorCode::Stale)
+    );
+    let rejected = api
+        .reject_many(
+            &[(c.clone(), seq_c), (c.clone(), seq_c)],
+            Actor::Console,
+            Some("no"),
+        )
+        .await;
+    assert!(rejected[0].error.is_none());
+    assert_eq!(
+        rejected[1].error.as_ref().map(|e| e.code),
+        Some(ErrorCode::Stale)
+    );
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_lets_the_next_through()
+{
+    let api = open(&fresh_dir("allow")).await;
+    let (first, _) = waiting(&api, &write_to("scratch/1.txt")).await;
+    let (second, _) = waiting(&api, &write_to("scratch/2.txt")).await;
+    let (elsewhere, _) = waiting(&api, &write_to("notes/3.txt")).await;
+    let rule: codemode::Rule = serde_json::from_value(json!({
+        "id": "scratch", "effect": "allow", "call": "files.write_file",
+        "when": {"path": {"glob": "scratch/**"}}
+    }))
+    .expect("a rule");
+    let reach = api.rule_reach(&rule).expect("reach");
+    assert_eq!(reach.waiting.len(), 2, "{reach:?}");
+    assert!(reach.waiting.contains(&first) && reach.waiting.contains(&second));
+    assert!(!reach.waiting.contains(&elsewhere));
+
+    let report = api
+        .approve_allowing(&first, Actor::Console, rule, true)
+        .await
+        .expect("approved and allowed");
+    assert_eq!(report.outcome.status(), "completed");
+    assert_eq!(report.also_approved.len(), 1);
+    assert_eq!(report.also_approved[0].execution_id, second);
+    assert_eq!(
+        api.execution(&second).expect("run").status,
+        ExecutionStatus::Completed
+    );
+    assert_eq!(
+        api.execution(&elsewhere).expect("run").status,
+        ExecutionStatus::Paused
+    );
+    let next = api
+        .run(&write_to("scratch/4.txt"), "test")
+        .await
+        .expect("runs");
+    assert_eq!(
+        next.status(),
+        "completed",
+        "the rule lets it through: {next:?}"
+    );
+    let listing = api.rules().expect("rules");
+    assert_eq!(listing[0].created_by.as_deref(), Some("console"));
+
+    // Switched off, the rule decides nothing: the next call waits again; switched on, it passes again.
+    let mut off = listing[0].rule.clone();
+    off.disabled = true;
+    api.replace_rule("scratch", off.clone())
+        .expect("switched off");
+    let paused = api
+        .run(&write_to("scratch/5.txt"), "test")
+        .await
+        .expect("runs");
+    assert_eq!(paused.status(), "paused");
+    off.disabled = false;
+    api.replace_rule("scratch", off).expect("switched on");
+    assert_eq!(
+        api.rules().expect("rules")[0].hits,
+        listing[0].hits,
+        "hits survive an edit"
+    );
+    let passed = api
+        .run(&write_to("scratch/6.txt"), "test")
+        .await
+        .expect("runs");
+    assert_eq!(passed.status(), "completed");
+    api.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edit_is_checked_before_it_is_sent() {
+    let api = open(&fresh_dir("check-edit")).await;
+    let (id, _) = waiting(&api, &write_to("a.txt")).await;
+    api.check_edit(&id, &json!({"path": "b.txt", "content": "y"}))
+        .await
+        .expect("fits");
+    assert_eq!(
+        code_of(api.check_edit(&id, &json!({"path": 5})).await),
+        ErrorCode::InvalidArgs
+    );
+    assert_eq!(
+        api.execution(&id).expect("run").status,
+        ExecutionStatus::Paused,
+        "a check decides nothing"
+    );
+    api.shutdown().await;
+}
