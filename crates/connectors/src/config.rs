@@ -79,6 +79,9 @@ pub struct ConnectorConfig {
     pub revert_timeout: Duration,
     /// Method (as written) → the call that undoes it.
     pub revert: BTreeMap<String, RevertTemplate>,
+    /// Method (as written) → the read-only call whose answer shows a person what the method would change
+    /// (docs/design.md, "Previews"); its args templates may use `{{args.…}}` only.
+    pub preview: BTreeMap<String, RevertTemplate>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -155,7 +158,8 @@ impl Approval {
     }
 }
 
-/// The call that undoes another: a method and an args tree with `{{args.x}}` / `{{result.y}}` templates.
+/// A call made on behalf of another: a method and an args tree with `{{args.x}}` / `{{result.y}}` templates
+/// (the call that undoes it, or the read-only call that previews it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RevertTemplate {
     pub method: String,
@@ -347,6 +351,8 @@ struct RawConnector {
     revert_timeout_ms: Option<u64>,
     #[serde(default)]
     revert: BTreeMap<String, RawRevert>,
+    #[serde(default)]
+    preview: BTreeMap<String, RawRevert>,
 }
 
 #[derive(Deserialize)]
@@ -462,6 +468,20 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     ));
                 }
             };
+            // A preview is made before the call runs: it has arguments, and no result yet.
+            if let Some(method) = entry
+                .preview
+                .iter()
+                .find(|(_, template)| template.args.to_string().contains("{{result."))
+                .map(|(method, _)| method)
+            {
+                return Err(at_path(
+                    &[&needle, "\"preview\""],
+                    format!(
+                        "{key}.preview.{method}: a preview runs before the call, so its args may use {{{{args.…}}}} but not {{{{result.…}}}}"
+                    ),
+                ));
+            }
             // 0 would report every call as hung and stop the server.
             let timeouts = [
                 ("callTimeoutMs", entry.call_timeout_ms),
@@ -485,6 +505,19 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 revert_timeout: Duration::from_millis(entry.revert_timeout_ms.unwrap_or(30_000)),
                 revert: entry
                     .revert
+                    .into_iter()
+                    .map(|(method, r)| {
+                        (
+                            method,
+                            RevertTemplate {
+                                method: r.method,
+                                args: r.args,
+                            },
+                        )
+                    })
+                    .collect(),
+                preview: entry
+                    .preview
                     .into_iter()
                     .map(|(method, r)| {
                         (

@@ -33,6 +33,8 @@ pub struct Policy {
     pub hidden: Vec<String>,
     /// Method (as written) → the call that undoes it.
     pub revert: BTreeMap<String, RevertTemplate>,
+    /// Method (as written) → the read-only call that shows what it would change.
+    pub preview: BTreeMap<String, RevertTemplate>,
 }
 
 impl Policy {
@@ -42,7 +44,19 @@ impl Policy {
     }
 
     fn revert_for(&self, original: &str, sanitised: &str) -> Option<&RevertTemplate> {
-        self.revert
+        Self::template_for(&self.revert, original, sanitised)
+    }
+
+    fn preview_for(&self, original: &str, sanitised: &str) -> Option<&RevertTemplate> {
+        Self::template_for(&self.preview, original, sanitised)
+    }
+
+    fn template_for<'a>(
+        templates: &'a BTreeMap<String, RevertTemplate>,
+        original: &str,
+        sanitised: &str,
+    ) -> Option<&'a RevertTemplate> {
+        templates
             .iter()
             .find(|(m, _)| *m == original || *m == sanitised || sanitize_tool_name(m) == sanitised)
             .map(|(_, template)| template)
@@ -154,6 +168,7 @@ impl McpConnector {
             reexecute: entry.reexecute.clone(),
             hidden: entry.hidden.clone(),
             revert: entry.revert.clone(),
+            preview: entry.preview.clone(),
         };
         Some(McpConnector::new(
             &entry.name,
@@ -620,6 +635,33 @@ impl Connector for McpConnector {
         _ctx: CallContext,
     ) -> BoxFuture<'a, Result<Option<Value>, String>> {
         Box::pin(self.call(method, args, self.call_timeout))
+    }
+
+    /// From a `preview` template in `connectors.json`: the read-only call it names, made now and never
+    /// recorded; its answer is the present state of what the method would change.
+    fn preview<'a>(
+        &'a self,
+        method: &'a str,
+        args: Option<Value>,
+        _ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<codemode::Preview>, String>> {
+        Box::pin(async move {
+            let original = {
+                let session = self.session().await?;
+                session.original(method).unwrap_or(method).to_owned()
+            };
+            let Some(template) = self.policy.preview_for(&original, method) else {
+                return Ok(None);
+            };
+            let args = args.unwrap_or(Value::Object(Map::new()));
+            let preview_args = render_template(&template.args, &args, &Value::Null)
+                .map_err(|e| e.replace("revert template", "preview template"))?;
+            let value = self
+                .call(&template.method, Some(preview_args), self.call_timeout)
+                .await?
+                .unwrap_or(Value::Null);
+            Ok(Some(codemode::Preview::Current { value, cut: false }))
+        })
     }
 
     fn revert<'a>(

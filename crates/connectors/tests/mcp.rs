@@ -494,3 +494,64 @@ async fn a_secret_printed_to_stderr_cut_or_json_escaped_never_reaches_an_error()
     assert_no_token(&stored);
     built.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_preview_template_shows_the_present_state_through_a_read_only_call_never_recorded() {
+    let dir = scratch("mcp-preview");
+    let config_text = json!({
+        "mcpServers": {
+            "memory": stdio_entry(npm_server("@modelcontextprotocol/server-memory"), json!({
+                "env": {"MEMORY_FILE_PATH": dir.join("memory.jsonl").display().to_string()},
+                "approval": ["create_entities", "add_observations"],
+                "preview": {"add_observations": {"method": "open_nodes",
+                            "args": {"names": ["{{args.observations.0.entityName}}"]}}}
+            }))
+        }
+    })
+    .to_string();
+    let (runtime, built) = open(&dir, &config_text).await;
+    let created = outcome(
+        &runtime
+            .execute(r#"async () => memory.create_entities({ entities: [{ name: "plan", entityType: "doc", observations: ["ship on friday"] }] })"#)
+            .await
+            .unwrap(),
+    );
+    let id = created["executionId"].as_str().unwrap().to_owned();
+    // No template for create_entities: nothing to show.
+    assert_eq!(runtime.preview(&id, 0).await.unwrap(), None);
+    runtime.approve(&id, Actor::Cli, None).await.unwrap();
+
+    let paused = outcome(
+        &runtime
+            .execute(r#"async () => memory.add_observations({ observations: [{ entityName: "plan", contents: ["or monday"] }] })"#)
+            .await
+            .unwrap(),
+    );
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let Some(codemode::Preview::Current { value, .. }) = runtime.preview(&id, 0).await.unwrap()
+    else {
+        panic!("a current-state preview");
+    };
+    let text = value.to_string();
+    assert!(
+        text.contains("ship on friday") && !text.contains("or monday"),
+        "{text}"
+    );
+    let log = runtime.execution(&id).unwrap().unwrap().log;
+    assert_eq!(
+        log.len(),
+        1,
+        "the preview's call is not a call of the run: {log:?}"
+    );
+    built.shutdown().await;
+
+    // A preview template cannot use the result: there is none yet.
+    let bad = json!({"mcpServers": {"memory": {"command": "x", "preview": {"add_observations": {
+        "method": "open_nodes", "args": {"names": ["{{result.name}}"]}}}}}})
+    .to_string();
+    let error = config::parse(&bad, &dir.join("connectors.json"), &dir).unwrap_err();
+    assert!(
+        error.message.contains("preview.add_observations"),
+        "{error}"
+    );
+}
