@@ -158,6 +158,21 @@ impl Approval {
     }
 }
 
+/// Method → template, as written under `revert` or `preview`.
+fn templates(raw: BTreeMap<String, RawRevert>) -> BTreeMap<String, RevertTemplate> {
+    raw.into_iter()
+        .map(|(method, r)| {
+            (
+                method,
+                RevertTemplate {
+                    method: r.method,
+                    args: r.args,
+                },
+            )
+        })
+        .collect()
+}
+
 /// A call made on behalf of another: a method and an args tree with `{{args.x}}` / `{{result.y}}` templates
 /// (the call that undoes it, or the read-only call that previews it).
 #[derive(Debug, Clone, PartialEq)]
@@ -503,32 +518,8 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 hint: entry.hint,
                 call_timeout: Duration::from_millis(entry.call_timeout_ms.unwrap_or(30_000)),
                 revert_timeout: Duration::from_millis(entry.revert_timeout_ms.unwrap_or(30_000)),
-                revert: entry
-                    .revert
-                    .into_iter()
-                    .map(|(method, r)| {
-                        (
-                            method,
-                            RevertTemplate {
-                                method: r.method,
-                                args: r.args,
-                            },
-                        )
-                    })
-                    .collect(),
-                preview: entry
-                    .preview
-                    .into_iter()
-                    .map(|(method, r)| {
-                        (
-                            method,
-                            RevertTemplate {
-                                method: r.method,
-                                args: r.args,
-                            },
-                        )
-                    })
-                    .collect(),
+                revert: templates(entry.revert),
+                preview: templates(entry.preview),
             });
         }
     }
