@@ -433,6 +433,22 @@ await test("an open JSON node and a half-typed reason survive a pause arriving f
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "cleared");
 });
 
+await test("the playground editor completes connector methods and their argument names", async () => {
+  await nav("playground");
+  await (await $("#playground-code .cm-content")).waitForExist();
+  const typeAfter = async (code, key) => {
+    await browser.execute((text) => { const editor = document.getElementById("playground-code"); editor.value = text; editor.querySelector(".cm-content").focus(); }, code);
+    await browser.keys([key]);
+  };
+  await typeAfter("async () => files.", "w");
+  await waitText(".cm-tooltip-autocomplete", (t) => t.includes("write_file"), "the methods of files");
+  await shot("playground-completion");
+  await browser.keys(["Escape"]);
+  await typeAfter("async () => files.write_file({ ", "p");
+  await waitText(".cm-tooltip-autocomplete", (t) => t.includes("path"), "the arguments of write_file");
+  await browser.keys(["Escape"]);
+});
+
 await test("save as snippet → listed in Snippets", async () => {
   await playground("async () => (await files.list_dir({})).entries.map((e) => e.name)");
   await waitText("#playground-result", (t) => t.length > 0, "completed");

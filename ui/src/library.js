@@ -5,6 +5,7 @@ import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/Snippet').Snippet} Snippet */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
+import { EditorView, EditorState, Prec, keymap, basicSetup, javascript, javascriptLanguage, autocompletion, indentWithTab } from "./vendor/codemirror.js";
 import { h, clear, clock, jsonTree, codeView, statusBadge, toast, dialog, splitPane } from "./widgets.js";
 
 export function snippetsView(root) {
@@ -79,37 +80,80 @@ const EXAMPLE = `async () => {
 
 let draft = null;
 
+/** Connector → method → argument names, from the connector listing; loaded once, for completion. */
+let vocabulary = null;
+async function loadVocabulary() {
+  if (vocabulary) return vocabulary;
+  const listing = await call("connectors");
+  vocabulary = new Map(listing.map((c) => [c.name, new Map(c.methods.filter((m) => !m.hidden).map((m) => [m.name, m]))]));
+  return vocabulary;
+}
+
+/** Completes what a program can call: connector names, `connector.` → its methods (with their descriptions),
+ * and inside `connector.method({ … })` the method's argument names. */
+async function completeCalls(context) {
+  const words = await loadVocabulary().catch(() => new Map());
+  const member = context.matchBefore(/[A-Za-z_$][\w$]*\.[\w$]*$/);
+  if (member) {
+    const [connector, partial] = member.text.split(".");
+    const methods = words.get(connector);
+    if (!methods) return null;
+    return { from: member.to - partial.length, options: [...methods.values()].map((m) => ({
+      label: m.name, type: "method", detail: m.requiresApproval ? "needs approval" : undefined, info: m.description || undefined,
+      apply: `${m.name}({})`,
+    })) };
+  }
+  // Inside the object argument of a call: its argument names.
+  const before = context.state.doc.sliceString(Math.max(0, context.pos - 2000), context.pos);
+  const open = /([A-Za-z_$][\w$]*)\.([A-Za-z_$][\w$]*)\(\s*\{[^{}]*$/.exec(before);
+  const word = context.matchBefore(/[\w$]*/);
+  if (open) {
+    const method = words.get(open[1])?.get(open[2]);
+    if (method && method.arguments.length) {
+      return { from: word.from, options: method.arguments.map((name) => ({ label: name, type: "property", apply: `${name}: ` })) };
+    }
+  }
+  if (!word || (word.from === word.to && !context.explicit)) return null;
+  return { from: word.from, options: [...words.keys()].map((name) => ({ label: name, type: "namespace", detail: "connector" })) };
+}
+
+/** The program editor: JavaScript highlighting, completion of connectors, methods and argument names,
+ * Ctrl+Enter to run. Its element answers `.value` as a textarea does. */
+function codeEditor(initial, changed, runIt) {
+  const host = h("div.editor#playground-code", { "aria-label": "Program" });
+  const view = new EditorView({
+    parent: host,
+    state: EditorState.create({
+      doc: initial,
+      extensions: [
+        basicSetup,
+        javascript(),
+        javascriptLanguage.data.of({ autocomplete: completeCalls }),
+        autocompletion({ activateOnTyping: true }),
+        Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => { runIt(); return true; } }, indentWithTab])),
+        EditorView.updateListener.of((update) => { if (update.docChanged) changed(update.state.doc.toString()); }),
+      ],
+    }),
+  });
+  Object.defineProperty(host, "value", {
+    get: () => view.state.doc.toString(),
+    set: (text) => view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, selection: { anchor: text.length } }),
+  });
+  return host;
+}
+
 export function playgroundView(root, options = {}) {
   if (options.code) draft = options.code;
-  const editor = h("textarea#playground-code", { spellcheck: false, value: draft ?? EXAMPLE, "aria-label": "Program" });
-  const gutter = h("div.gutter");
   const run = h("button.btn.primary#run", { onclick: () => execute() }, "Run", h("kbd", "Ctrl+Enter"));
   const output = h("div#playground-outcome");
   let outcome = null;
   let busy = false;
-
-  const numbers = () => {
-    const n = editor.value.split("\n").length;
-    gutter.textContent = Array.from({ length: n }, (_, i) => i + 1).join("\n");
-    gutter.scrollTop = editor.scrollTop;
-  };
-  editor.addEventListener("input", () => { draft = editor.value; numbers(); });
-  editor.addEventListener("scroll", () => { gutter.scrollTop = editor.scrollTop; });
-  editor.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); execute(); }
-    if (e.key === "Tab") {
-      e.preventDefault();
-      const { selectionStart: a, selectionEnd: b } = editor;
-      editor.setRangeText("  ", a, b, "end");
-      draft = editor.value;
-    }
-  });
-  numbers();
+  const editor = codeEditor(draft ?? EXAMPLE, (code) => { draft = code; }, () => execute());
 
   const connectors = h("span.dim", "");
   clear(root, h("div.playground",
     h("div.detail-head", h("div", h("h1", "Playground"), h("div.sub", "Runs exactly as an agent's program does: approval gates, the audit log and rollback included. ", connectors)), h("div.actions", run)),
-    h("div.editor", gutter, editor),
+    editor,
     output));
 
   function render() {

@@ -44,6 +44,8 @@ pub struct MethodInfo {
     pub replay: Replay,
     pub revertible: bool,
     pub hidden: bool,
+    /// The names of its arguments (the input schema's properties), for an editor's completion.
+    pub arguments: Vec<String>,
 }
 
 /// Every connector with its methods; MCP servers that have not started yet are started to list theirs.
@@ -78,6 +80,13 @@ pub(crate) async fn list(home: &Home) -> Vec<ConnectorInfo> {
                     .methods
                     .into_iter()
                     .map(|m| MethodInfo {
+                        arguments: m
+                            .input_schema
+                            .as_ref()
+                            .and_then(|schema| schema.get("properties"))
+                            .and_then(|properties| properties.as_object())
+                            .map(|properties| properties.keys().cloned().collect())
+                            .unwrap_or_default(),
                         name: m.name,
                         description: m.description,
                         requires_approval: m.requires_approval,

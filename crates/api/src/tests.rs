@@ -318,6 +318,7 @@ async fn connectors_are_listed_in_one_shape() {
         .and_then(|methods| methods.iter().find(|m| m["name"] == "write_file"))
         .cloned()
         .expect("write_file is listed");
+    assert_eq!(write["arguments"], json!(["path", "content", "encoding"]));
     assert_eq!(
         keys(&write),
         vec![
@@ -326,7 +327,8 @@ async fn connectors_are_listed_in_one_shape() {
             "requiresApproval",
             "replay",
             "revertible",
-            "hidden"
+            "hidden",
+            "arguments"
         ]
     );
     assert_eq!(

@@ -4,4 +4,8 @@ import type { Replay } from "./Replay";
 /**
  * One method of a connector, with the flags that decide how a call to it is gated, replayed and undone.
  */
-export type MethodInfo = { name: string, description: string | null, requiresApproval: boolean, replay: Replay, revertible: boolean, hidden: boolean, };
+export type MethodInfo = { name: string, description: string | null, requiresApproval: boolean, replay: Replay, revertible: boolean, hidden: boolean, 
+/**
+ * The names of its arguments (the input schema's properties), for an editor's completion.
+ */
+arguments: Array<string>, };
