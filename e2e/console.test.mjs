@@ -387,22 +387,30 @@ await test("a pause from a separate codemode process appears, with a desktop not
   await nav("approvals");
   const program = join(HOME, "from-cli.js");
   writeFileSync(program, WRITE("from-cli.txt", "written by another process"));
-  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "an empty queue first");
-  // Timed in the page, when the card is drawn, so the figure leaves out WebDriver's own polling.
-  await browser.execute(() => {
-    window.cardShownAt = null;
-    const list = document.getElementById("approvals-list");
-    const observer = new MutationObserver(() => {
-      if (list.innerText.includes("from-cli.txt")) { window.cardShownAt = performance.timeOrigin + performance.now(); observer.disconnect(); }
+  // From the moment the other process committed the pause to the moment the card is drawn (timed in the page,
+  // so WebDriver's own polling is left out): the median of five pauses, each from a new process.
+  const samples = [];
+  let outcome;
+  for (let round = 0; round < 5; round++) {
+    await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "an empty queue first");
+    await browser.execute(() => {
+      window.cardShownAt = null;
+      const list = document.getElementById("approvals-list");
+      const observer = new MutationObserver(() => {
+        if (list.innerText.includes("from-cli.txt")) { window.cardShownAt = performance.timeOrigin + performance.now(); observer.disconnect(); }
+      });
+      observer.observe(list, { childList: true, subtree: true, characterData: true });
     });
-    observer.observe(list, { childList: true, subtree: true, characterData: true });
-  });
-  const outcome = cli("run", program);
-  const exited = Date.now();
-  assert(outcome.status === "paused", JSON.stringify(outcome));
-  await waitText("#approvals-list", (t) => t.includes("files.write_file"), "the CLI's pause shows without a refresh");
-  const shownAt = await browser.execute(() => window.cardShownAt);
-  figure("pause written by another process (its exit) → card drawn", Math.round(shownAt - exited), "ms");
+    outcome = cli("run", program);
+    assert(outcome.status === "paused", JSON.stringify(outcome));
+    // When the pause was committed, by the other process's clock (the same machine's).
+    const pausedAt = cli("show", outcome.executionId).updatedAt;
+    await waitText("#approvals-list", (t) => t.includes("files.write_file"), "the CLI's pause shows without a refresh");
+    samples.push((await browser.execute(() => window.cardShownAt)) - pausedAt);
+    if (round < 4) cli("reject", outcome.executionId, String(outcome.pending[0].seq));
+  }
+  samples.sort((a, b) => a - b);
+  figure("pause committed by another process → card drawn, median of 5", Math.round(samples[2]), "ms");
   await browser.waitUntil(() => NOTIFY_LOG && readFileSync(NOTIFY_LOG, "utf8").includes("files.write_file awaits approval"),
     { timeout: 10000, timeoutMsg: "no org.freedesktop.Notifications.Notify with the summary" });
   const badge = await text("#approvals-count");

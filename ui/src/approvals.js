@@ -35,7 +35,9 @@ export function approvalsView(root, options = {}) {
     } catch (error) {
       previews.set(key, { error: explain(error) });
     }
-    if (key === selected) render();
+    // Only the preview's own slot changes: the rest of the pane (an opened JSON node, a typed reason) stays.
+    const slot = detail.querySelector(".preview-slot");
+    if (key === selected && slot) clear(slot, previewSection(previews.get(key)));
   }
 
   const count = h("span", "");
@@ -85,7 +87,7 @@ export function approvalsView(root, options = {}) {
       return;
     }
     loadPreview(card);
-    const shown = JSON.stringify([card, previews.get(keyOf(card)), message, busy]);
+    const shown = JSON.stringify([card, message, busy]);
     if (shown === detailShown && detail.firstChild) return;
     detailShown = shown;
     clear(detail, decision(card));
@@ -223,7 +225,7 @@ export function approvalsView(root, options = {}) {
         h("datalist#reason-presets", PRESET_REASONS.map((r) => h("option", { value: r })))),
       message ? h("div.inline-error#decision-error", message) : null,
       action.interrupted ? h("div.note", "This call may already have been applied: the process running it died mid-call. Approving runs it again.") : null,
-      previewSection(previews.get(keyOf(card))),
+      h("div.preview-slot", previewSection(previews.get(keyOf(card)))),
       h("div.section#arguments",
         h("div.section-head", "Arguments", h("button.btn.small", { onclick: () => copy(JSON.stringify(action.args ?? null, null, 2), "Arguments copied") }, "Copy")),
         h("div.section-body", action.args === undefined ? h("span.dim", "no arguments") : jsonTree(action.args, 2))),
