@@ -231,6 +231,13 @@ await test("a write to an existing file is previewed as a diff, and a delete as 
   const shown = cli("show", gone.executionId).log[0].decision.shown;
   assert(shown && shown.preview.kind === "delete" && shown.digest.length === 64, JSON.stringify(shown));
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "both decided");
+  // The audit log shows it too.
+  await nav("executions");
+  await click('#status-chips [data-status="rejected"]');
+  await waitText("#executions-list", (t) => t.includes(gone.executionId.slice(-4)), "the rejected delete is listed");
+  await browser.execute((id) => { const row = [...document.querySelectorAll("#executions-list .row")].find((r) => r.innerText.includes(id.slice(-4))); if (row) row.click(); }, gone.executionId);
+  await clickInPage('#timeline .entry[data-seq="0"] .entry-head');
+  await waitText("#timeline", (t) => t.toLowerCase().includes("what the person was shown before deciding") && t.includes("Deletes notes/plan.md") && t.includes("ship it"), "the kept preview in the audit log");
 });
 
 await test("reject with a reason ends the run as rejected, and Executions says who rejected it and why", async () => {

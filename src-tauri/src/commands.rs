@@ -231,6 +231,12 @@ pub async fn preview(
     console.api().await?.preview(&id, seq).await
 }
 
+/// A kept preview (what a person was shown) with its diff, for the audit log.
+#[tauri::command]
+pub fn render_preview(preview: codemode::Preview) -> PreviewView {
+    PreviewView::new(preview)
+}
+
 #[tauri::command]
 pub async fn rollback_preview(
     console: State<'_, Console>,

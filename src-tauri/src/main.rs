@@ -66,6 +66,7 @@ fn main() {
             commands::remove_rule,
             commands::test_rules,
             commands::recent_calls,
+            commands::render_preview,
         ])
         .run(tauri::generate_context!());
     if let Err(error) = result {

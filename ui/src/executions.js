@@ -204,7 +204,7 @@ export function executionsView(root, options = {}) {
         decision && decision.reason ? h("div.note.reason", { style: "grid-column:1/-1" }, h("b", "Reason given: "), decision.reason) : null,
         decision && decision.rule ? h("div.note.rule", { style: "grid-column:1/-1" }, `${decision.kind === "denied" ? "Denied" : "Allowed"} by rule `,
           h("span.link.mono.rule-link", { onclick: () => app.open("rules", { id: decision.rule }) }, decision.rule), " — open it in Rules") : null,
-        decision && decision.shown && decision.shown.preview ? h("div.shown", { style: "grid-column:1/-1" }, h("h4", "What the person was shown"), previewPane({ preview: decision.shown.preview, hunks: [] })) : null,
+        decision && decision.shown ? shownPreview(decision.shown) : null,
         h("div", h("h4", edited ? "Arguments the program sent" : "Arguments"), entry.args === undefined ? h("span.dim", "none") : jsonTree(entry.args, 1)),
         edited ? h("div.edited-args", h("h4", "Arguments that ran (edited)"), decision.args === undefined ? h("span.dim", "none") : jsonTree(decision.args, 1)) : null,
         h("div", h("h4", "Result"), entry.result === undefined ? h("span.dim", entry.ephemeral ? "not recorded (re-executed on replay)" : "none") : jsonTree(entry.result, 1)),
@@ -217,6 +217,15 @@ export function executionsView(root, options = {}) {
       if (entry.divergence) bodyEl.hidden = false;
       return h("div.entry", { dataset: { seq: entry.seq } }, head, bodyEl);
     })));
+  }
+
+  /** What the person was shown before deciding, as they saw it (its diff worked out again from the kept
+   * preview), with the digest of what was shown. */
+  function shownPreview(shown) {
+    const slot = h("div", shown.preview ? h("span.dim", "…") : h("span.dim", "The preview was too large to keep whole."));
+    if (shown.preview) call("render_preview", { preview: shown.preview }).then((view) => clear(slot, previewPane(view))).catch(() => clear(slot, previewPane({ preview: shown.preview, hunks: [] })));
+    return h("div.shown", { style: "grid-column:1/-1" }, h("h4", "What the person was shown before deciding"), slot,
+      h("div.dim.mono", { style: "font-size:11px;margin-top:4px" }, `shown ${clock(shown.at)} · SHA-256 ${shown.digest}`));
   }
 
   function divergence(entry) {
