@@ -179,6 +179,12 @@ impl McpConnector {
         ))
     }
 
+    /// The tool's name as the server spells it (methods are sanitised names), which policy lists may use.
+    async fn original_name(&self, method: &str) -> Result<String, String> {
+        let session = self.session().await?;
+        Ok(session.original(method).unwrap_or(method).to_owned())
+    }
+
     /// Whether the server is running, and if not, why.
     pub fn state(&self) -> ServerState {
         lock(&self.state).clone()
@@ -646,10 +652,7 @@ impl Connector for McpConnector {
         _ctx: CallContext,
     ) -> BoxFuture<'a, Result<Option<codemode::Preview>, String>> {
         Box::pin(async move {
-            let original = {
-                let session = self.session().await?;
-                session.original(method).unwrap_or(method).to_owned()
-            };
+            let original = self.original_name(method).await?;
             let Some(template) = self.policy.preview_for(&original, method) else {
                 return Ok(None);
             };
@@ -672,10 +675,7 @@ impl Connector for McpConnector {
         _ctx: CallContext,
     ) -> BoxFuture<'a, Result<bool, String>> {
         Box::pin(async move {
-            let original = {
-                let session = self.session().await?;
-                session.original(method).unwrap_or(method).to_owned()
-            };
+            let original = self.original_name(method).await?;
             let Some(template) = self.policy.revert_for(&original, method) else {
                 return Ok(false);
             };
