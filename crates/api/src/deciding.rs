@@ -29,14 +29,14 @@ pub struct DecisionResult {
 pub struct RuleReach {
     /// Waiting calls it matches, as `executionId` (what "approve the waiting ones" would approve).
     pub waiting: Vec<String>,
-    /// Calls of the last [`RECENT_RUNS`] runs it matches.
+    /// Of the newest [`RECENT_CALLS`] decided or finished calls, how many it matches.
     pub recent: usize,
-    /// How many calls those runs made.
+    /// How many calls were looked at.
     pub recent_calls: usize,
 }
 
-/// How many of the newest runs "recent calls" looks at.
-pub const RECENT_RUNS: usize = 200;
+/// How many of the newest calls "recent calls" looks at.
+pub const RECENT_CALLS: usize = 2_000;
 
 /// A call made recently, as the rules view offers it for a test.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -104,36 +104,42 @@ impl Api {
         Ok(self.home.runtime.check_edit(id, edited).await?)
     }
 
-    /// What `rule` would match if it were added: the waiting calls, and the calls of recent runs.
+    /// What `rule` would match if it were added: the waiting calls, and the newest [`RECENT_CALLS`] calls.
     pub fn rule_reach(&self, rule: &Rule) -> Result<RuleReach, ApiError> {
         let compiled =
             CompiledRule::new(rule.clone()).map_err(|e| ApiError::invalid_args(e.to_string()))?;
         let now = self.home.runtime.now_ms();
-        let runs = self.executions_with_logs(None, Some(RECENT_RUNS))?;
-        let (mut recent, mut recent_calls, mut waiting) = (0, 0, Vec::new());
-        for run in &runs {
-            for entry in run
-                .log
-                .iter()
-                .filter(|e| e.connector != codemode::STEP_CONNECTOR)
-            {
-                let path = format!("{}.{}", entry.connector, entry.method);
-                let matched = compiled.matches(&Call {
-                    path: &path,
-                    args: entry.args.as_ref(),
-                    source: run.source.as_deref(),
-                    now,
-                });
-                if entry.state == codemode::EntryState::Pending {
-                    if matched && run.status == codemode::ExecutionStatus::Paused {
-                        waiting.push(run.id.clone());
-                    }
-                } else {
-                    recent_calls += 1;
-                    recent += usize::from(matched);
-                }
+        let matches = |row: &codemode::store::RecentCallRow| {
+            let path = format!("{}.{}", row.connector, row.method);
+            compiled.matches(&Call {
+                path: &path,
+                args: row.args.as_ref(),
+                source: row.source.as_deref(),
+                now,
+            })
+        };
+        let (mut recent, mut recent_calls) = (0, 0);
+        for row in self.home.runtime.recent_calls(RECENT_CALLS)? {
+            if !row.pending {
+                recent_calls += 1;
+                recent += usize::from(matches(&row));
             }
         }
+        // Every waiting call counts, however old its run (the approval queue is one query).
+        let waiting = self
+            .approval_cards()?
+            .into_iter()
+            .filter(|card| {
+                let path = format!("{}.{}", card.action.connector, card.action.method);
+                compiled.matches(&Call {
+                    path: &path,
+                    args: card.action.args.as_ref(),
+                    source: card.execution.source.as_deref(),
+                    now,
+                })
+            })
+            .map(|card| card.action.execution_id)
+            .collect();
         Ok(RuleReach {
             waiting,
             recent,
@@ -187,27 +193,20 @@ impl Api {
     /// The newest `limit` distinct calls of recent runs (steps left out), newest first.
     pub fn recent_calls(&self, limit: usize) -> Result<Vec<RecentCall>, ApiError> {
         let mut calls: Vec<RecentCall> = Vec::new();
-        for run in self.executions_with_logs(None, Some(RECENT_RUNS))? {
-            for entry in run
-                .log
+        for row in self.home.runtime.recent_calls(RECENT_CALLS)? {
+            let call = RecentCall {
+                call: format!("{}.{}", row.connector, row.method),
+                args: row.args,
+                source: row.source,
+                at: row.at,
+            };
+            if !calls
                 .iter()
-                .rev()
-                .filter(|e| e.connector != codemode::STEP_CONNECTOR)
+                .any(|c| c.call == call.call && c.args == call.args && c.source == call.source)
             {
-                let call = RecentCall {
-                    call: format!("{}.{}", entry.connector, entry.method),
-                    args: entry.args.clone(),
-                    source: run.source.clone(),
-                    at: run.updated_at,
-                };
-                if !calls
-                    .iter()
-                    .any(|c| c.call == call.call && c.args == call.args && c.source == call.source)
-                {
-                    calls.push(call);
-                }
+                calls.push(call);
                 if calls.len() >= limit {
-                    return Ok(calls);
+                    break;
                 }
             }
         }

@@ -14,7 +14,7 @@ pub mod types;
 mod wait;
 
 pub use cards::ApprovalCard;
-pub use deciding::{AllowReport, DecisionResult, RECENT_RUNS, RecentCall, RuleReach};
+pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach};
 pub use error::{ApiError, ErrorCode};
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};

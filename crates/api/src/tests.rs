@@ -568,6 +568,13 @@ async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_let
     );
     let listing = api.rules().expect("rules");
     assert_eq!(listing[0].created_by.as_deref(), Some("console"));
+    // The three calls it let through are recent calls it matches; a waiting call is not a recent one.
+    let reach = api.rule_reach(&listing[0].rule).expect("reach");
+    assert_eq!((reach.recent, reach.recent_calls), (3, 3), "{reach:?}");
+    assert!(
+        reach.waiting.is_empty(),
+        "notes/3.txt waits, and is not in scratch/: {reach:?}"
+    );
 
     // Switched off, the rule decides nothing: the next call waits again; switched on, it passes again.
     let mut off = listing[0].rule.clone();

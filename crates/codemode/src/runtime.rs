@@ -1103,6 +1103,14 @@ impl Runtime {
         Ok(())
     }
 
+    /// The newest `limit` calls of recent runs, steps left out (the console's rule tools).
+    pub fn recent_calls(
+        &self,
+        limit: usize,
+    ) -> Result<Vec<crate::store::RecentCallRow>, RuntimeError> {
+        Ok(self.inner.store.recent_calls(limit)?)
+    }
+
     /// Whether `edited` arguments could replace the pending call's of run `id` (recordable, and fitting the
     /// tool's input schema): what an editor checks before it offers to approve.
     pub async fn check_edit(&self, id: &str, edited: &Value) -> Result<(), RuntimeError> {

@@ -118,6 +118,21 @@ const MIGRATIONS: &[&str] = &[
     "ALTER TABLE cm_log ADD COLUMN shown TEXT;",
 ];
 
+/// One call of a recent run, as [`Store::recent_calls`] reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecentCallRow {
+    pub execution_id: String,
+    pub status: ExecutionStatus,
+    pub source: Option<String>,
+    /// When its run last changed (epoch ms).
+    pub at: i64,
+    pub connector: String,
+    pub method: String,
+    pub args: Option<Value>,
+    /// The call waits for a decision.
+    pub pending: bool,
+}
+
 /// Store failures that are not runtime outcomes.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -1245,6 +1260,36 @@ impl Store {
                 execution.log = log_of(connection, &execution.id)?;
             }
             Ok(executions)
+        })
+    }
+
+    /// The newest `limit` calls of the newest runs (steps left out), newest run first and each run's calls
+    /// newest first: what a rule under construction would have matched, read in one bounded query.
+    pub fn recent_calls(&self, limit: usize) -> Result<Vec<RecentCallRow>, StoreError> {
+        self.with(|connection| {
+            let mut statement = connection.prepare_cached(
+                "SELECT e.id, e.status, e.source, e.updated_at, l.connector, l.method, l.args, l.state
+                 FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
+                 WHERE e.runtime = ?1 AND l.connector != ?3
+                 ORDER BY e.created_at DESC, e.id DESC, l.seq DESC LIMIT ?2",
+            )?;
+            let rows = statement.query_map(
+                params![self.runtime, limit.min(i64::MAX as usize) as i64, crate::STEP_CONNECTOR],
+                |row| {
+                    Ok(RecentCallRow {
+                        execution_id: row.get(0)?,
+                        status: ExecutionStatus::parse(&row.get::<_, String>(1)?)
+                            .unwrap_or(ExecutionStatus::Error),
+                        source: row.get(2)?,
+                        at: row.get(3)?,
+                        connector: row.get(4)?,
+                        method: row.get(5)?,
+                        args: parse_json(row.get(6)?),
+                        pending: row.get::<_, String>(7)? == "pending",
+                    })
+                },
+            )?;
+            rows.collect::<rusqlite::Result<Vec<_>>>()
         })
     }
 

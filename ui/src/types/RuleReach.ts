@@ -9,10 +9,10 @@ export type RuleReach = {
  */
 waiting: Array<string>, 
 /**
- * Calls of the last [`RECENT_RUNS`] runs it matches.
+ * Of the newest [`RECENT_CALLS`] decided or finished calls, how many it matches.
  */
 recent: number, 
 /**
- * How many calls those runs made.
+ * How many calls were looked at.
  */
 recentCalls: number, };
