@@ -326,6 +326,11 @@ impl Inner {
         cache.set.clone()
     }
 
+    /// Whether `id` names a read-only rule of `connectors.json`.
+    fn is_file_rule(&self, id: &str) -> bool {
+        self.file_rules.iter().any(|r| r.rule.id == id)
+    }
+
     /// After this process changed the rules: the next call reads them again.
     fn rules_changed(&self) {
         lock(&self.rules).checked = None;
@@ -525,12 +530,21 @@ impl Runtime {
             )));
         }
         let mut decided = Vec::new();
-        for waiting in self.inner.store.pending(None)? {
-            let source = self
-                .inner
-                .store
-                .execution(&waiting.execution_id)?
-                .and_then(|e| e.source);
+        // The queue in one query: each waiting call with its run's source.
+        let waiting_calls: Vec<(String, Option<String>, crate::model::ToolLogEntry)> = self
+            .inner
+            .store
+            .paused_executions()?
+            .into_iter()
+            .flat_map(|run| {
+                let (id, source) = (run.id, run.source);
+                run.log
+                    .into_iter()
+                    .filter(|e| e.state == EntryState::Pending)
+                    .map(move |e| (id.clone(), source.clone(), e))
+            })
+            .collect();
+        for (execution_id, source, waiting) in waiting_calls {
             let path = format!("{}.{}", waiting.connector, waiting.method);
             let call = crate::rules::Call {
                 path: &path,
@@ -550,8 +564,8 @@ impl Runtime {
                 args: None,
                 shown: None,
             };
-            let outcome = self.resume_with(&waiting.execution_id, decision).await;
-            decided.push((waiting.execution_id, outcome));
+            let outcome = self.resume_with(&execution_id, decision).await;
+            decided.push((execution_id, outcome));
         }
         Ok(decided)
     }
@@ -765,7 +779,7 @@ impl Runtime {
         };
         let json = serde_json::to_string(&preview).unwrap_or_default();
         let shown = Shown {
-            digest: sha256_hex(json.as_bytes()),
+            digest: crate::codec::sha256_hex(json.as_bytes()),
             at: self.inner.now(),
             preview: (json.len() <= SHOWN_PREVIEW_LIMIT).then(|| preview.clone()),
         };
@@ -1046,22 +1060,13 @@ impl Runtime {
     pub fn add_rule(&self, rule: Rule, by: &str) -> Result<(), RuntimeError> {
         let compiled =
             CompiledRule::new(rule).map_err(|e| RuntimeError::InvalidArgs(e.to_string()))?;
-        let taken = RuleError {
-            rule: compiled.rule.id.clone(),
-            field: "id".to_owned(),
-            problem: "a rule with this id exists".to_owned(),
-        };
-        if self
-            .inner
-            .file_rules
-            .iter()
-            .any(|r| r.rule.id == compiled.rule.id)
+        if self.inner.is_file_rule(&compiled.rule.id)
             || !self
                 .inner
                 .store
                 .add_rule(&compiled.rule, by, self.inner.now())?
         {
-            return Err(RuntimeError::InvalidArgs(taken.to_string()));
+            return Err(id_taken(&compiled.rule.id));
         }
         self.inner.rules_changed();
         Ok(())
@@ -1072,26 +1077,11 @@ impl Runtime {
     pub fn replace_rule(&self, id: &str, rule: Rule) -> Result<(), RuntimeError> {
         let compiled =
             CompiledRule::new(rule).map_err(|e| RuntimeError::InvalidArgs(e.to_string()))?;
-        if self.inner.file_rules.iter().any(|r| r.rule.id == id) {
-            return Err(RuntimeError::InvalidArgs(format!(
-                "Rule \"{id}\" comes from connectors.json: edit the file to change it."
-            )));
+        if self.inner.is_file_rule(id) {
+            return Err(file_rule(id));
         }
-        if compiled.rule.id != id
-            && self
-                .inner
-                .file_rules
-                .iter()
-                .any(|r| r.rule.id == compiled.rule.id)
-        {
-            return Err(RuntimeError::InvalidArgs(
-                RuleError {
-                    rule: compiled.rule.id.clone(),
-                    field: "id".to_owned(),
-                    problem: "a rule with this id exists".to_owned(),
-                }
-                .to_string(),
-            ));
+        if compiled.rule.id != id && self.inner.is_file_rule(&compiled.rule.id) {
+            return Err(id_taken(&compiled.rule.id));
         }
         if !self.inner.store.replace_rule(id, &compiled.rule)? {
             return Err(RuntimeError::NotFound(format!(
@@ -1125,10 +1115,8 @@ impl Runtime {
 
     /// Removes a database rule; a rule from `connectors.json` is changed in the file.
     pub fn remove_rule(&self, id: &str) -> Result<(), RuntimeError> {
-        if self.inner.file_rules.iter().any(|r| r.rule.id == id) {
-            return Err(RuntimeError::InvalidArgs(format!(
-                "Rule \"{id}\" comes from connectors.json: edit the file to change it."
-            )));
+        if self.inner.is_file_rule(id) {
+            return Err(file_rule(id));
         }
         if !self.inner.store.remove_rule(id)? {
             return Err(RuntimeError::NotFound(format!("No rule \"{id}\"")));
@@ -1782,10 +1770,20 @@ impl PassHost for RuntimeHost {
     }
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest as _;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// A rule id already used (by the database or `connectors.json`), said as rule validation says it.
+fn id_taken(id: &str) -> RuntimeError {
+    RuntimeError::InvalidArgs(
+        RuleError {
+            rule: id.to_owned(),
+            field: "id".to_owned(),
+            problem: "a rule with this id exists".to_owned(),
+        }
+        .to_string(),
+    )
+}
+
+fn file_rule(id: &str) -> RuntimeError {
+    RuntimeError::InvalidArgs(format!(
+        "Rule \"{id}\" comes from connectors.json: edit the file to change it."
+    ))
 }

@@ -12,7 +12,6 @@ use cap_std::fs::Dir;
 use codemode::{BoxFuture, CallContext, Connector, Preview, ToolDescriptor};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::io::ErrorKind;
 use std::path::{Component, Path, PathBuf};
 
@@ -638,10 +637,7 @@ fn described(bytes: &[u8]) -> String {
 }
 
 fn hash(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    codemode::codec::sha256_hex(bytes)
 }
 
 fn file_type(kind: cap_std::fs::FileType) -> &'static str {
