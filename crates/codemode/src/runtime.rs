@@ -573,7 +573,8 @@ impl Runtime {
     /// Resumes a paused run with `decision` recorded on its pending call.
     async fn resume_with(&self, id: &str, decision: Decision) -> Result<Outcome, RuntimeError> {
         let edited = decision.args.clone();
-        let Some(execution) = self.inner.store.execution(id)? else {
+        // The head only: the log is read once, by the replay that follows.
+        let Some(execution) = self.inner.store.execution_head(id)? else {
             return Err(RuntimeError::NotFound(format!(
                 "No execution \"{id}\" to resume."
             )));
@@ -591,10 +592,8 @@ impl Runtime {
             )));
         }
         if let Some(edited) = &edited
-            && let Some(pending) = execution.log.iter().find(|e| {
-                e.state == crate::model::EntryState::Pending
-                    && execution.status == ExecutionStatus::Paused
-            })
+            && execution.status == ExecutionStatus::Paused
+            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
         {
             self.check_edited(&pending.connector, &pending.method, edited)
                 .await?;

@@ -1234,6 +1234,20 @@ impl Store {
         })
     }
 
+    /// One execution without its log (`log` empty): what resuming needs (its code, source and connectors)
+    /// without reading every recorded call, which replay reads once anyway.
+    pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
+        self.with(|connection| {
+            Ok(connection
+                .query_row_cached(
+                    &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                    params![id, self.runtime],
+                    execution_row,
+                )
+                .optional()?)
+        })
+    }
+
     /// Executions newest first, with their logs (reference `executions(limit)`).
     pub fn executions(&self, limit: Option<usize>) -> Result<Vec<ExecutionState>, StoreError> {
         self.executions_with_status(None, limit)
