@@ -4,7 +4,7 @@
 //   node console.test.mjs            (needs: tauri-driver on :4444, E2E_HOME (the app's default data directory), E2E_OUT, NOTIFY_LOG)
 
 import { remote } from "webdriverio";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 
@@ -15,6 +15,8 @@ const BIN = join(ROOT, "target", PROFILE);
 const HOME = process.env.E2E_HOME;
 const OUT = process.env.E2E_OUT || join(ROOT, "target", "e2e");
 const NOTIFY_LOG = process.env.NOTIFY_LOG;
+// Where the app writes "window ready in N ms" each time its window opens (CODEMODE_TIMINGS, set by scripts/e2e).
+const TIMINGS = process.env.CODEMODE_TIMINGS;
 mkdirSync(OUT, { recursive: true });
 
 let browser;
@@ -57,8 +59,8 @@ async function closeSession() {
 }
 
 async function test(name, body) {
-  // E2E_ONLY=<words> runs the matching tests only (for working on one); CI runs them all.
-  if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
+  // E2E_ONLY=<words>[|<words>…] runs the matching tests only (for working on one); CI runs them all.
+  if (process.env.E2E_ONLY && !process.env.E2E_ONLY.split("|").some((words) => name.includes(words))) return;
   const started = Date.now();
   try {
     await body();
@@ -505,6 +507,224 @@ await test("settings survive an app restart", async () => {
   const value = await (await $("#setting-max-executions")).getValue();
   assert(value === "77", `maxExecutions after restart: ${value}`);
   await (await $("#setting-theme")).selectByAttribute("value", "light");
+});
+
+// ---- On the desktop (docs/desktop.md): notifications answered through e2e/desktop_bus.py, the tray item read
+// and clicked over D-Bus as a panel would, one instance, and the window closed to the tray.
+
+const NOTIFY_RECORD = process.env.NOTIFY_RECORD;
+const TRAY_RECORD = process.env.TRAY_RECORD;
+function gdbus(...args) {
+  return execFileSync("gdbus", ["call", "--session", ...args], { encoding: "utf8" });
+}
+function notifications() {
+  return readFileSync(NOTIFY_RECORD, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+}
+async function waitFor(probe, message, timeout = 15000) {
+  let value;
+  await browser.waitUntil(async () => { value = await probe(); return !!value; }, { timeout, interval: 50, timeoutMsg: message });
+  return value;
+}
+/** The notification about a waiting call, told apart from earlier ones by a text of its arguments. */
+function notificationAbout(summary, needle) {
+  return waitFor(() => notifications().find((n) => n.summary === summary && n.body.includes(needle)), `no notification "${summary}" about ${needle}`);
+}
+function writeProgram(name, code) {
+  const path = join(HOME, name);
+  writeFileSync(path, code);
+  return path;
+}
+function invoke(nid, key) {
+  gdbus("-d", "org.freedesktop.Notifications", "-o", "/org/freedesktop/Notifications", "-m", "dev.codemode.TestDesktop.Invoke", String(nid), key);
+}
+function clearQueue() {
+  for (const p of cli("pending")) {
+    try { cli("reject", p.executionId, String(p.seq)); } catch { /* decided meanwhile */ }
+  }
+}
+function tray() {
+  const lines = readFileSync(TRAY_RECORD, "utf8").split("\n").filter(Boolean);
+  return lines.length ? JSON.parse(lines[lines.length - 1]) : null;
+}
+function trayLabel() {
+  const item = tray();
+  const out = gdbus("-d", item.service, "-o", item.path, "-m", "org.freedesktop.DBus.Properties.Get", "org.kde.StatusNotifierItem", "XAyatanaLabel");
+  return /<'([^']*)'>/.exec(out)[1];
+}
+/** The tray menu as a panel reads it (com.canonical.dbusmenu): [{id, label, enabled}]. */
+function trayMenu() {
+  const item = tray();
+  const out = gdbus("-d", item.service, "-o", `${item.path}/Menu`, "-m", "com.canonical.dbusmenu.GetLayout", "--", "0", "-1", "@as []");
+  const entries = [];
+  for (const m of out.matchAll(/<\((\d+), \{([^}]*)\}/g)) {
+    const label = /'label': <'([^']*)'>/.exec(m[2]);
+    // Labels carry GTK mnemonics: "__" is a literal "_", as a panel shows it.
+    if (label) entries.push({ id: Number(m[1]), label: label[1].replace(/__/g, "_"), enabled: !/'enabled': <false>/.test(m[2]) });
+  }
+  return entries;
+}
+function trayClick(label) {
+  const entry = trayMenu().find((e) => e.label.startsWith(label));
+  assert(entry, `no tray menu item "${label}" in ${JSON.stringify(trayMenu())}`);
+  const item = tray();
+  gdbus("-d", item.service, "-o", `${item.path}/Menu`, "-m", "com.canonical.dbusmenu.Event", "--", String(entry.id), "clicked", "<int32 0>", "0");
+}
+/** The app's processes: its main process and every descendant (WebKit's web and network processes, the worker). */
+function appProcesses() {
+  const main = execFileSync("pgrep", ["-n", "-f", `target/${PROFILE}/codemode-console`], { encoding: "utf8" }).trim();
+  const all = [main];
+  for (let i = 0; i < all.length; i++) {
+    try { all.push(...execFileSync("pgrep", ["-P", all[i]], { encoding: "utf8" }).trim().split("\n").filter(Boolean)); } catch { /* none */ }
+  }
+  return all;
+}
+/** Proportional set size of all the app's processes, MiB, with each process's share. */
+function appPss() {
+  let kb = 0;
+  const parts = [];
+  for (const pid of appProcesses()) {
+    try {
+      const own = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, "utf8"))[1]);
+      const name = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      kb += own;
+      parts.push(`${name} ${Math.round(own / 1024)}`);
+    } catch { /* gone */ }
+  }
+  return { mib: Math.round(kb / 102.4) / 10, processes: parts.length, parts: parts.join(", ") };
+}
+
+await test("a notification's Approve decides the call, by notification; answering it again says it is stale", async () => {
+  await closeSession();
+  await session();
+  clearQueue();
+  const outcome = cli("run", writeProgram("notified.js", WRITE("notified.txt", "approved from a notification")));
+  assert(outcome.status === "paused", JSON.stringify(outcome));
+  const note = await notificationAbout("files.write_file awaits approval", "notified.txt");
+  assert(note.actions.approve === "Approve" && note.actions.reject === "Reject" && note.actions.default === "Open", JSON.stringify(note));
+  assert(note.body.includes("notified.txt") && note.body.includes("from cli"), note.body);
+  invoke(note.id, "approve");
+  const run = await waitFor(() => { const r = cli("show", outcome.executionId); return r.status === "completed" && r; }, "approved from the notification");
+  const decided = run.log.find((e) => e.method === "write_file");
+  assert(decided.decision.kind === "approved" && decided.decision.by === "notification", JSON.stringify(decided.decision));
+  assert(readFileSync(join(HOME, "workspace", "notified.txt"), "utf8") === "approved from a notification", "the file was written");
+  // Decided in the CLI first, then answered from its notification: the answer says it came too late.
+  const late = cli("run", writeProgram("notified-late.js", WRITE("notified-late.txt", "approved in the CLI")));
+  const lateNote = await notificationAbout("files.write_file awaits approval", "notified-late.txt");
+  cli("approve", late.executionId);
+  invoke(lateNote.id, "reject");
+  const stale = await waitFor(() => notifications().find((n) => n.summary.includes("was not decided from here")), "a notification saying the decision came too late");
+  assert(stale.body.includes("completed"), stale.body);
+  assert(cli("show", late.executionId).status === "completed", "still completed");
+});
+
+await test("a notification's Reject rejects; a server without actions gets none; a confirmInApp rule offers Open only", async () => {
+  const rejected = cli("run", writeProgram("notified-reject.js", WRITE("notified-reject.txt", "never")));
+  const note = await notificationAbout("files.write_file awaits approval", "notified-reject.txt");
+  invoke(note.id, "reject");
+  const run = await waitFor(() => { const r = cli("show", rejected.executionId); return r.status === "rejected" && r; }, "rejected from the notification");
+  assert(run.log.find((e) => e.method === "write_file").decision.by === "notification", "decided by notification");
+
+  gdbus("-d", "org.freedesktop.Notifications", "-o", "/org/freedesktop/Notifications", "-m", "dev.codemode.TestDesktop.SetActions", "false");
+  try {
+    const plain = cli("run", writeProgram("notified-plain.js", WRITE("notified-plain.txt", "x")));
+    const bare = await notificationAbout("files.write_file awaits approval", "notified-plain.txt");
+    assert(Object.keys(bare.actions).length === 0 && bare.advertised === false, JSON.stringify(bare));
+    cli("reject", plain.executionId, String(plain.pending[0].seq));
+  } finally {
+    gdbus("-d", "org.freedesktop.Notifications", "-o", "/org/freedesktop/Notifications", "-m", "dev.codemode.TestDesktop.SetActions", "true");
+  }
+
+  cli("rules", "add", JSON.stringify({ id: "deletes-in-the-app", effect: "ask", call: "files.delete_file", confirmInApp: true, reason: "deleting is decided in the window" }));
+  try {
+    // A process picks up rules another one added within a second (docs/design.md, "Rules").
+    await new Promise((r) => setTimeout(r, 1100));
+    writeFileSync(join(HOME, "workspace", "keep-me.txt"), "still here");
+    const gated = cli("run", writeProgram("notified-delete.js", "async () => files.delete_file({ path: \"keep-me.txt\" })"));
+    const open = await notificationAbout("files.delete_file awaits approval", "keep-me.txt");
+    assert(JSON.stringify(Object.keys(open.actions)) === JSON.stringify(["default"]), JSON.stringify(open.actions));
+    // An Approve that a stale or forged notification sends anyway is refused: the call still waits.
+    invoke(open.id, "approve");
+    await waitFor(() => notifications().find((n) => n.summary.includes("could not decide")), "a refusal");
+    assert(cli("show", gated.executionId).status === "paused", "still paused");
+    // Open (the default action) shows that run in the window.
+    invoke(open.id, "default");
+    await waitText("#approval-detail", (t) => t.includes("files.delete_file") && t.includes(gated.executionId), "the window opened on the run");
+    cli("reject", gated.executionId, String(gated.pending[0].seq));
+  } finally {
+    cli("rules", "remove", "deletes-in-the-app");
+  }
+});
+
+await test("the tray shows the waiting count and the newest waiting calls; a click opens that run", async () => {
+  clearQueue();
+  await waitFor(() => tray(), "the tray item registered with the StatusNotifierWatcher");
+  await waitFor(() => trayLabel() === "", `an empty label with nothing waiting (label: ${JSON.stringify(trayLabel())})`);
+  assert(trayMenu().some((e) => e.label === "Nothing waits for you" && !e.enabled), JSON.stringify(trayMenu()));
+  const first = cli("run", writeProgram("tray-1.js", WRITE("tray-1.txt", "1")));
+  const second = cli("run", writeProgram("tray-2.js", "async () => files.delete_file({ path: \"tray-1.txt\" })"));
+  await waitFor(() => trayLabel() === "2", `the label counts two (label: ${JSON.stringify(trayLabel())})`);
+  const labels = trayMenu().map((e) => e.label);
+  assert(labels[0] === "files.delete_file — waiting" && labels[1] === "files.write_file — waiting", JSON.stringify(labels));
+  for (const item of ["Pause notifications for 1 hour", "Open Codemode Console", "Quit"]) assert(labels.includes(item), `${item} in ${JSON.stringify(labels)}`);
+  await nav("executions");
+  trayClick("files.write_file");
+  await waitText("#approval-detail", (t) => t.includes(first.executionId), "the window on the clicked run");
+  // Paused notifications: a new pause raises none, and the menu says until when.
+  trayClick("Pause notifications");
+  await waitFor(() => trayMenu().some((e) => e.label.startsWith("Resume notifications (paused until")), "the menu says notifications are paused");
+  const before = notifications().length;
+  const quiet = cli("run", writeProgram("tray-3.js", WRITE("tray-3.txt", "3")));
+  await waitFor(() => trayLabel() === "3", "three waiting");
+  await new Promise((r) => setTimeout(r, 500));
+  assert(notifications().length === before, "no notification while paused");
+  trayClick("Resume notifications");
+  await waitFor(() => trayMenu().some((e) => e.label === "Pause notifications for 1 hour"), "resumed");
+  for (const run of [first, second, quiet]) cli("reject", run.executionId, String(run.pending[0].seq));
+  await waitFor(() => trayLabel() === "", "the label clears when nothing waits");
+});
+
+await test("a second start hands its codemode://run link to the first window and exits", async () => {
+  clearQueue();
+  const waiting = cli("run", writeProgram("linked.js", WRITE("linked.txt", "via a link")));
+  await nav("settings");
+  const started = Date.now();
+  const second = spawnSync(join(BIN, "codemode-console"), [`codemode://run/${waiting.executionId}`], { encoding: "utf8", timeout: 20000 });
+  assert(second.status === 0, `the second start exited ${second.status}: ${second.stderr}`);
+  figure("second start → exit, handing over its link", Date.now() - started, "ms");
+  await waitText("#approval-detail", (t) => t.includes(waiting.executionId), "the first window shows the linked run");
+  assert(appProcesses().length > 0, "the first app still runs");
+  cli("reject", waiting.executionId, String(waiting.pending[0].seq));
+});
+
+await test("closing the window keeps the app in the tray without a web view; the tray opens it again", async () => {
+  await nav("approvals");
+  await new Promise((r) => setTimeout(r, 1500));
+  const open = appPss();
+  figure(`PSS of all the app's processes, window open (${PROFILE} build; MiB each: ${open.parts})`, open.mib, "MiB");
+  const timings = readFileSync(TIMINGS, "utf8").split("\n").filter(Boolean).length;
+  // As a person closes it (a close request, not a kill); after the script returns, as the window goes with it.
+  await browser.execute(() => { setTimeout(() => window.__TAURI__.window.getCurrentWindow().close(), 100); return true; });
+  await waitFor(() => !appProcesses().some((pid) => { try { return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("WebKitWebProcess"); } catch { return false; } }),
+    "the web process ended with the window", 20000);
+  assert(appProcesses().length > 0, "the app keeps running in the tray");
+  await new Promise((r) => setTimeout(r, 2000));
+  const hidden = appPss();
+  figure(`PSS of all the app's processes, closed to the tray (${PROFILE} build; MiB each: ${hidden.parts})`, hidden.mib, "MiB");
+  // Still on duty: a pause notifies, and the tray counts it.
+  const waiting = cli("run", writeProgram("hidden.js", WRITE("hidden.txt", "while hidden")));
+  await notificationAbout("files.write_file awaits approval", "hidden.txt");
+  await waitFor(() => trayLabel() === "1", "the tray counts the pause while the window is closed");
+  trayClick("Open Codemode Console");
+  const ready = await waitFor(() => {
+    const lines = readFileSync(TIMINGS, "utf8").split("\n").filter(Boolean);
+    return lines.length > timings && lines[lines.length - 1];
+  }, "the window came back", 20000);
+  figure(`tray → window open again and ready (${PROFILE} build)`, Number(/ready in (\d+) ms/.exec(ready)[1]), "ms");
+  cli("reject", waiting.executionId, String(waiting.pending[0].seq));
+  // The session's window is gone; the driver ends the app with the session.
+  await browser.deleteSession().catch(() => {});
+  browser = null;
+  try { execFileSync("pkill", ["-f", `target/${PROFILE}/codemode-console`]); } catch { /* ended with the session */ }
 });
 
 await test("ten thousand executions: the list scrolls, virtualised", async () => {

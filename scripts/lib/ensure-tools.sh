@@ -75,7 +75,8 @@ build_ui() {
 # The app's end-to-end tests: a virtual display, a private D-Bus with a notification daemon, WebKitWebDriver,
 # tauri-driver and webdriverio.
 ensure_e2e_deps() {
-  apt_install xvfb xauth dbus dunst libnotify-bin webkit2gtk-driver imagemagick
+  apt_install xvfb xauth dbus libnotify-bin webkit2gtk-driver imagemagick python3-dbus python3-gi \
+    libayatana-appindicator3-1 libglib2.0-bin
   if ! command -v tauri-driver >/dev/null 2>&1; then
     echo "== installing tauri-driver"
     cargo install tauri-driver --locked --version 2.1.0

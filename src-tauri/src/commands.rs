@@ -13,7 +13,7 @@ use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
-use tauri::{AppHandle, State};
+use tauri::{AppHandle, Manager, State};
 
 /// Everything the frame shows: counts for the sidebar, the data directory, and what is wrong, if anything.
 #[derive(Serialize)]
@@ -341,4 +341,23 @@ pub async fn save_preferences(
 ) -> CommandResult<Preferences> {
     console.save_preferences(&app, &preferences)?;
     Ok(console.preferences(&app))
+}
+
+/// The run the window should show as it starts (it was opened by a link, the tray or a notification). With
+/// `CODEMODE_TIMINGS=<file>`, how long the window took to become usable is appended there (the app's benchmark).
+#[tauri::command]
+pub fn take_open_request(app: AppHandle) -> Option<crate::desktop::OpenRun> {
+    let desktop = app.try_state::<crate::desktop::Desktop>()?;
+    if let Some(took) = desktop.window_ready()
+        && let Some(file) = std::env::var_os("CODEMODE_TIMINGS")
+    {
+        use std::io::Write;
+        let line = format!("window ready in {} ms\n", took.as_millis());
+        let _ = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .and_then(|mut f| f.write_all(line.as_bytes()));
+    }
+    desktop.take_open_request()
 }

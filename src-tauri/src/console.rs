@@ -20,6 +20,12 @@ pub struct Preferences {
     pub notifications: bool,
     /// `system`, `light` or `dark`.
     pub theme: String,
+    /// Closing the window keeps the app in the tray (its web view is destroyed), so notifications and the
+    /// expiry sweep go on.
+    pub close_to_tray: bool,
+    /// An XDG autostart entry starts the app at login, in the tray. Read from the entry itself, so removing
+    /// the file by hand turns it off.
+    pub start_at_login: bool,
 }
 
 impl Default for Preferences {
@@ -27,12 +33,16 @@ impl Default for Preferences {
         Preferences {
             notifications: true,
             theme: "system".to_owned(),
+            close_to_tray: true,
+            start_at_login: false,
         }
     }
 }
 
 pub struct Console {
     pub dir: PathBuf,
+    /// `--home` as given, kept for the autostart entry.
+    pub home_flag: Option<PathBuf>,
     /// The opened data directory, or why it could not be opened (a database from a newer version…).
     api: tokio::sync::RwLock<Result<Arc<Api>, String>>,
     /// Set when another console already has this data directory open.
@@ -42,11 +52,12 @@ pub struct Console {
 }
 
 impl Console {
-    pub async fn open(dir: PathBuf) -> Console {
+    pub async fn open(dir: PathBuf, home_flag: Option<PathBuf>) -> Console {
         let (instance_lock, other_instance) = take_instance_lock(&dir);
         let api = open_api(&dir).await;
         Console {
             dir,
+            home_flag,
             api: tokio::sync::RwLock::new(api),
             other_instance,
             _instance_lock: instance_lock,
@@ -90,6 +101,11 @@ impl Console {
                 .and_then(|v| v.as_str().map(str::to_owned))
                 .filter(|t| matches!(t.as_str(), "system" | "light" | "dark"))
                 .unwrap_or(defaults.theme),
+            close_to_tray: store
+                .get("closeToTray")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(defaults.close_to_tray),
+            start_at_login: crate::desktop::autostart_file().is_some_and(|f| f.exists()),
         }
     }
 
@@ -107,8 +123,17 @@ impl Console {
         let store = app
             .store(self.dir.join("settings.json"))
             .map_err(|e| ApiError::internal(e.to_string()))?;
+        if preferences.start_at_login != self.preferences(app).start_at_login {
+            let home = self
+                .home_flag
+                .as_ref()
+                .map(|_| std::path::absolute(&self.dir).unwrap_or_else(|_| self.dir.clone()));
+            crate::desktop::set_autostart(preferences.start_at_login, home.as_deref())
+                .map_err(|e| ApiError::internal(format!("Start at login: {e}")))?;
+        }
         store.set("notifications", preferences.notifications);
         store.set("theme", preferences.theme.clone());
+        store.set("closeToTray", preferences.close_to_tray);
         store.save().map_err(|e| ApiError::internal(e.to_string()))
     }
 }

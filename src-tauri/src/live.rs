@@ -5,6 +5,7 @@
 
 use crate::console::Console;
 use codemode::PendingAction;
+use codemode_api::{NotificationAnswer, NotificationCard};
 use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -62,7 +63,12 @@ pub fn start(app: AppHandle) {
                 "changed",
                 json!({"pending": pending.len(), "fresh": fresh_ids}),
             );
-            if !fresh.is_empty() && console.preferences(&app).notifications {
+            let desktop = app.try_state::<crate::desktop::Desktop>();
+            if let Some(desktop) = &desktop {
+                desktop.show_waiting(&app, &pending);
+            }
+            let held = desktop.is_some_and(|d| d.notifications_paused());
+            if !fresh.is_empty() && !held && console.preferences(&app).notifications {
                 for action in fresh {
                     notify(&app, action);
                 }
@@ -71,45 +77,90 @@ pub fn start(app: AppHandle) {
     });
 }
 
-/// One notification per newly paused run; clicking it brings the window to that run. A failure to notify is
-/// logged, never fatal.
+/// One notification per newly paused run. Where the notification server advertises `actions`, it offers
+/// Approve, Reject and Open (its default action), or only Open for a call marked `confirmInApp`; without
+/// `actions` it is text only. Approve and Reject decide as the window does, recorded `by: "notification"`; a
+/// decision that came too late is answered with a notification saying so (docs/desktop.md). A failure to
+/// notify is logged, never fatal.
 fn notify(app: &AppHandle, action: &PendingAction) {
-    let summary = format!("{}.{} awaits approval", action.connector, action.method);
-    let body = action
-        .args
-        .as_ref()
-        .map(|args| preview(&args.to_string(), 140))
-        .unwrap_or_default();
     let app = app.clone();
-    let id = action.execution_id.clone();
-    tauri::async_runtime::spawn_blocking(move || {
-        let shown = notify_rust::Notification::new()
-            .appname("Codemode Console")
-            .summary(&summary)
-            .body(&body)
-            .action("default", "Review")
-            .show();
-        match shown {
-            // Waits (on this blocking thread) until the notification is clicked or closed.
-            Ok(handle) => handle.wait_for_action(|clicked| {
-                if clicked == "default" {
-                    if let Some(window) = app.get_webview_window("main") {
-                        let _ = window.unminimize();
-                        let _ = window.set_focus();
-                    }
-                    let _ = app.emit("open-run", json!({ "id": id }));
-                }
-            }),
-            Err(error) => eprintln!("codemode-console: could not show a notification: {error}"),
-        }
+    let action = action.clone();
+    tauri::async_runtime::spawn(async move {
+        let Ok(api) = app.state::<Console>().api().await else {
+            return;
+        };
+        let card = api.notification_card(&action).await;
+        tauri::async_runtime::spawn_blocking(move || show(app, card));
     });
 }
 
-fn preview(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max - 1).collect();
-        format!("{cut}…")
+fn show(app: AppHandle, card: NotificationCard) {
+    let actions = notify_rust::get_capabilities()
+        .map(|caps| caps.iter().any(|c| c == "actions"))
+        .unwrap_or(false);
+    let mut notification = notify_rust::Notification::new();
+    notification
+        .appname("Codemode Console")
+        .summary(&card.summary)
+        .body(&card.body);
+    if actions {
+        notification.action("default", "Open");
+        if !card.confirm_in_app {
+            notification
+                .action("approve", "Approve")
+                .action("reject", "Reject");
+        }
     }
+    let handle = match notification.show() {
+        Ok(handle) => handle,
+        Err(error) => {
+            eprintln!("codemode-console: could not show a notification: {error}");
+            return;
+        }
+    };
+    if !actions {
+        return;
+    }
+    // Waits (on this blocking thread) until an action is invoked or the notification is closed.
+    handle.wait_for_action(|key| match key {
+        "default" => crate::desktop::open_run(&app, &card.execution_id),
+        "approve" | "reject" => {
+            tauri::async_runtime::spawn(answer(app.clone(), card.clone(), key == "approve"));
+        }
+        _ => {}
+    });
+}
+
+async fn answer(app: AppHandle, card: NotificationCard, approve: bool) {
+    let answered = match app.state::<Console>().api().await {
+        Ok(api) => {
+            api.answer_notification(&card.execution_id, card.seq, approve)
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    let (summary, body) = match answered {
+        Ok(NotificationAnswer::Decided { .. }) => return,
+        Ok(NotificationAnswer::Stale(message)) => (
+            format!(
+                "{} was not decided from here",
+                card.summary.trim_end_matches(" awaits approval")
+            ),
+            message,
+        ),
+        Err(error) => (
+            "Codemode Console could not decide".to_owned(),
+            error.message,
+        ),
+    };
+    tauri::async_runtime::spawn_blocking(move || {
+        if let Err(error) = notify_rust::Notification::new()
+            .appname("Codemode Console")
+            .summary(&summary)
+            .body(&body)
+            .show()
+        {
+            eprintln!("codemode-console: could not show a notification: {error}");
+        }
+    });
 }

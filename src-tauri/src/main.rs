@@ -7,12 +7,20 @@
 
 mod commands;
 mod console;
+mod desktop;
 mod live;
 
 use console::Console;
 use std::path::PathBuf;
+use tauri::Manager;
 
 fn main() {
+    // GTK's own OpenGL is not needed to show the page (WebKit renders in its web process) and costs the main
+    // process a GL driver (~30 MiB with Mesa) for as long as it lives, the tray included (docs/desktop.md).
+    if std::env::var_os("GDK_GL").is_none() {
+        // SAFETY: first thing in main, before any thread exists.
+        unsafe { std::env::set_var("GDK_GL", "disable") };
+    }
     let home_flag = home_flag();
     let dir = connectors::home::resolve_dir(home_flag.as_deref());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -27,12 +35,41 @@ fn main() {
         }
     };
     tauri::async_runtime::set(runtime.handle().clone());
-    let console = runtime.block_on(Console::open(dir));
-    let result = tauri::Builder::default()
+    let args: Vec<String> = std::env::args().collect();
+    let hidden = args.iter().any(|a| a == "--hidden");
+    let link = desktop::run_link(&args);
+    let console = runtime.block_on(Console::open(dir, home_flag));
+    let built = tauri::Builder::default()
+        // First, so that a second start hands its arguments to this one and exits before doing anything.
+        .plugin(tauri_plugin_single_instance::init(
+            |app, args, _cwd| match desktop::run_link(&args) {
+                Some(id) => desktop::open_run(app, &id),
+                None => desktop::show_window(app, None),
+            },
+        ))
         .plugin(tauri_plugin_store::Builder::new().build())
         .manage(console)
-        .setup(|app| {
-            live::start(app.handle().clone());
+        .on_window_event(|window, event| {
+            if window.label() == desktop::WINDOW && matches!(event, tauri::WindowEvent::Destroyed) {
+                desktop::window_gone(window.app_handle());
+            }
+        })
+        .setup(move |app| {
+            let handle = app.handle().clone();
+            match desktop::install(&handle) {
+                Ok(tray) => {
+                    app.manage(tray);
+                }
+                // Without a tray (no StatusNotifier host, no appindicator library) the app still works;
+                // closing its window then quits it.
+                Err(error) => eprintln!("codemode-console: no tray icon: {error}"),
+            }
+            live::start(handle.clone());
+            match link {
+                Some(id) => desktop::open_run(&handle, &id),
+                None if !hidden => desktop::show_window(&handle, None),
+                None => {}
+            }
             Ok(())
         })
         .invoke_handler(tauri::generate_handler![
@@ -67,12 +104,31 @@ fn main() {
             commands::test_rules,
             commands::recent_calls,
             commands::render_preview,
+            commands::take_open_request,
         ])
-        .run(tauri::generate_context!());
-    if let Err(error) = result {
-        eprintln!("codemode-console: {error}");
-        std::process::exit(1);
-    }
+        .build(tauri::generate_context!());
+    let app = match built {
+        Ok(app) => app,
+        Err(error) => {
+            eprintln!("codemode-console: {error}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        // The last window closed: stay in the tray (the window and its web view are gone; the tray opens a
+        // new one) unless the person turned that off or there is no tray. Quit from the tray exits with a code.
+        if let tauri::RunEvent::ExitRequested {
+            code: None, api, ..
+        } = event
+        {
+            let console = app.state::<Console>();
+            if app.try_state::<desktop::Desktop>().is_some()
+                && console.preferences(app).close_to_tray
+            {
+                api.prevent_exit();
+            }
+        }
+    });
 }
 
 /// `--home DIR` (or `--home=DIR`), as the CLI takes it.

@@ -118,10 +118,15 @@ async function start() {
   }
   await tauri.event.listen("changed", () => refresh());
   // A click on a desktop notification: show that run.
-  await tauri.event.listen("open-run", (event) => navigate("approvals", { id: event.payload.id }));
+  // A run to show, from a notification, the tray or a codemode://run/<id> link: `approvals` while it waits.
+  await tauri.event.listen("open-run", (event) => navigate(event.payload.view, { id: event.payload.id }));
   setInterval(() => { for (const el of document.querySelectorAll("[data-ago]")) el.dispatchEvent(new Event("tick")); }, 30000);
-  const paused = (app.overview && app.overview.counts.paused) || 0;
-  navigate(paused > 0 || !app.overview ? "approvals" : "approvals");
+  let opening = null;
+  try {
+    opening = await call("take_open_request");
+  } catch { /* none */ }
+  if (opening) navigate(opening.view, { id: opening.id });
+  else navigate("approvals");
   document.body.dataset.ready = "true";
 }
 

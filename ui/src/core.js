@@ -40,7 +40,7 @@ export const app = {
   refreshers: new Set(),
   /** Set by app.js: re-reads the sidebar's counts and banners. */
   loadOverview: null,
-  preferences: { notifications: true, theme: "system" },
+  preferences: { notifications: true, theme: "system", closeToTray: true, startAtLogin: false },
   /** Set by app.js: shows a view (`app.open("rules", {id})`). */
   open: null,
 };

@@ -92,10 +92,14 @@ export function settingsView(root) {
       save.disabled = false;
     } }, "Save");
     const notifications = h("input#setting-notifications", { type: "checkbox", checked: settings.preferences.notifications });
+    const closeToTray = h("input#setting-close-to-tray", { type: "checkbox", checked: settings.preferences.closeToTray });
+    const startAtLogin = h("input#setting-start-at-login", { type: "checkbox", checked: settings.preferences.startAtLogin });
     const theme = h("select#setting-theme", ["system", "light", "dark"].map((t) => h("option", { value: t, selected: settings.preferences.theme === t }, t)));
     const savePreferences = async () => {
       try {
-        const saved = await call("save_preferences", { preferences: { notifications: notifications.checked, theme: theme.value } });
+        const saved = await call("save_preferences", { preferences: {
+          notifications: notifications.checked, theme: theme.value, closeToTray: closeToTray.checked, startAtLogin: startAtLogin.checked,
+        } });
         app.preferences = saved;
         applyTheme(saved.theme);
         toast("Preferences saved");
@@ -104,6 +108,8 @@ export function settingsView(root) {
       }
     };
     notifications.addEventListener("change", savePreferences);
+    closeToTray.addEventListener("change", savePreferences);
+    startAtLogin.addEventListener("change", savePreferences);
     theme.addEventListener("change", savePreferences);
     const overview = app.overview || {};
     clear(page,
@@ -118,9 +124,11 @@ export function settingsView(root) {
             h("label", { for: "setting-sweep" }, "Expiry sweep (minutes)"), inputs.expirySweepMinutes, h("span.help", "How often expired paused runs are looked for."),
             h("span"), h("span", save), h("span.help", "Written to connectors.json, which the CLI and codemode mcp read too.")),
           message)),
-      h("div.section", h("div.section-head", "This window"),
+      h("div.section", h("div.section-head", "On this desktop"),
         h("div.section-body", h("div.form",
-          h("label", { for: "setting-notifications" }, "Desktop notifications"), h("span", notifications), h("span.help", "One per newly paused run."),
+          h("label", { for: "setting-notifications" }, "Desktop notifications"), h("span", notifications), h("span.help", "One per newly paused run, with Approve and Reject where the desktop supports them."),
+          h("label", { for: "setting-close-to-tray" }, "Keep running in the tray"), h("span", closeToTray), h("span.help", "Closing the window leaves the app in the tray, so notifications and expiry go on."),
+          h("label", { for: "setting-start-at-login" }, "Start at login"), h("span", startAtLogin), h("span.help", "In the tray, without opening the window."),
           h("label", { for: "setting-theme" }, "Theme"), theme, h("span.help", "")))),
       h("div.section", h("div.section-head", "Connect an agent", h("button.btn.small#copy-mcp-config", { onclick: () => copy(overview.mcpConfig || "", "MCP config copied") }, "Copy MCP config")),
         h("div.section-body", h("div.dim", `Data directory: ${abbreviate(settings.dataDir)}`), h("pre.snippet.mono", overview.mcpConfig || ""))));

@@ -8,6 +8,7 @@ mod cards;
 mod deciding;
 mod error;
 mod listing;
+mod notifying;
 mod preview;
 mod settings;
 pub mod types;
@@ -17,6 +18,7 @@ pub use cards::ApprovalCard;
 pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach};
 pub use error::{ApiError, ErrorCode};
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
+pub use notifying::{NotificationAnswer, NotificationCard};
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
@@ -159,6 +161,7 @@ impl Api {
             }),
             reason: Some(format!("remembered from an approval by {}", actor.as_str())),
             disabled: false,
+            confirm_in_app: false,
         };
         let outcome = self.approve(id, actor, edited).await?;
         self.add_rule(rule.clone(), actor)?;
@@ -392,7 +395,12 @@ impl Api {
 
     // ---- snippets ----
 
-    /// Every snippet, by name.
+    /// The app closed to the tray stands by: no warm sandbox worker is kept until it is back
+    /// (docs/desktop.md, "Closed to the tray"); a pass meanwhile starts its own.
+    pub fn stand_by(&self, standing_by: bool) {
+        self.home.runtime.set_warm(!standing_by);
+    }
+
     /// Every rule in force: the database's, then the read-only ones of `connectors.json`.
     pub fn rules(&self) -> Result<Vec<codemode::RuleListing>, ApiError> {
         Ok(self.home.runtime.rules()?)

@@ -619,3 +619,109 @@ async fn an_edit_is_checked_before_it_is_sent() {
     );
     api.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_notification_decides_as_the_window_does_unless_the_call_is_confirmed_in_the_app() {
+    let dir = fresh_dir("notification");
+    let api = open(&dir).await;
+    // Approve from the notification: recorded by "notification", the run goes on.
+    let (id, seq) = waiting(&api, &write_to("n1.txt")).await;
+    let action = api.pending(Some(&id)).expect("pending").remove(0);
+    let card = api.notification_card(&action).await;
+    assert_eq!(card.summary, "files.write_file awaits approval");
+    assert!(
+        card.body.contains("n1.txt") && card.body.ends_with("from test"),
+        "{}",
+        card.body
+    );
+    assert!(!card.confirm_in_app);
+    let answered = api
+        .answer_notification(&id, seq, true)
+        .await
+        .expect("answered");
+    assert_eq!(
+        answered,
+        NotificationAnswer::Decided {
+            status: "completed".to_owned()
+        }
+    );
+    let entry = api.execution(&id).expect("run").log.remove(seq as usize);
+    let decision = entry.decision.expect("a decision");
+    assert_eq!(
+        (decision.kind, decision.by.as_str()),
+        (codemode::DecisionKind::Approved, "notification")
+    );
+    // Answered again: stale, and nothing changes.
+    let again = api
+        .answer_notification(&id, seq, false)
+        .await
+        .expect("answered");
+    assert_eq!(
+        again,
+        NotificationAnswer::Stale("Already decided: the run is completed.".to_owned())
+    );
+
+    // Reject from the notification.
+    let (id, seq) = waiting(&api, &write_to("n2.txt")).await;
+    let answered = api
+        .answer_notification(&id, seq, false)
+        .await
+        .expect("answered");
+    assert_eq!(
+        answered,
+        NotificationAnswer::Decided {
+            status: "rejected".to_owned()
+        }
+    );
+    assert_eq!(
+        api.execution(&id).expect("run").status,
+        ExecutionStatus::Rejected
+    );
+
+    // An `ask` rule with confirmInApp: the notification offers Open only, and an answer is refused.
+    api.add_rule(
+        serde_json::from_value(json!({
+            "id": "in-the-app", "effect": "ask", "call": "files.write_file",
+            "when": { "path": { "glob": "secret/**" } }, "confirmInApp": true
+        }))
+        .expect("a rule"),
+        Actor::Cli,
+    )
+    .expect("added");
+    let (id, seq) = waiting(&api, &write_to("secret/n3.txt")).await;
+    let action = api.pending(Some(&id)).expect("pending").remove(0);
+    assert!(api.notification_card(&action).await.confirm_in_app);
+    assert_eq!(
+        code_of(api.answer_notification(&id, seq, true).await),
+        ErrorCode::InvalidArgs
+    );
+    assert_eq!(
+        api.execution(&id).expect("run").status,
+        ExecutionStatus::Paused
+    );
+    // The same method elsewhere is not covered by that rule.
+    let (other, _) = waiting(&api, &write_to("n4.txt")).await;
+    let action = api.pending(Some(&other)).expect("pending").remove(0);
+    assert!(!api.notification_card(&action).await.confirm_in_app);
+    drop(api);
+
+    // confirmInApp in connectors.json: every listed method of that connector.
+    let path = dir.join("connectors.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("config")).expect("json");
+    config["connectors"]["files"]["confirmInApp"] = json!(["write_file"]);
+    std::fs::write(&path, config.to_string()).expect("written");
+    let api = open(&dir).await;
+    let action = api.pending(Some(&other)).expect("pending").remove(0);
+    assert!(api.notification_card(&action).await.confirm_in_app);
+    config["connectors"]["files"]["confirmInApp"] = json!(7);
+    std::fs::write(&path, config.to_string()).expect("written");
+    let api = open(&dir).await;
+    let error = api
+        .config_error()
+        .expect("a bad confirmInApp is a config error");
+    assert!(
+        error.contains("confirmInApp must be true, \"*\" or a list of method names"),
+        "{error}"
+    );
+}

@@ -187,16 +187,20 @@ struct Inner {
     options: ExecutorOptions,
     worker: PathBuf,
     idle: Mutex<Vec<WorkerProcess>>,
+    /// Keep a worker ready now: `options.keep_warm`, until a host stands by ([`Executor::set_warm`]).
+    warm: std::sync::atomic::AtomicBool,
 }
 
 impl Executor {
     pub fn new(options: ExecutorOptions) -> Self {
         let worker = options.worker.clone().unwrap_or_else(default_worker_path);
+        let options_keep_warm = options.keep_warm;
         let executor = Executor {
             inner: Arc::new(Inner {
                 options,
                 worker,
                 idle: Mutex::new(Vec::new()),
+                warm: std::sync::atomic::AtomicBool::new(options_keep_warm),
             }),
         };
         if executor.inner.options.keep_warm {
@@ -256,7 +260,7 @@ impl Executor {
         };
         match taken {
             Some(worker) => {
-                if self.inner.options.keep_warm && lock(&self.inner.idle).is_empty() {
+                if self.is_warm() && lock(&self.inner.idle).is_empty() {
                     self.refill_in_background();
                 }
                 Ok(worker)
@@ -268,15 +272,41 @@ impl Executor {
     fn give_back(&self, mut worker: WorkerProcess) {
         worker.returned = Instant::now();
         let mut idle = lock(&self.inner.idle);
-        if idle.len() < MAX_IDLE_WORKERS {
+        if idle.len() < MAX_IDLE_WORKERS && self.is_warm() {
             idle.push(worker);
+        }
+    }
+
+    fn is_warm(&self) -> bool {
+        self.inner.warm.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A long-lived host going quiet (the app closed to the tray) lets its idle workers go, and starts one
+    /// per pass until it is warm again; warming starts a worker ahead of the next pass. A no-op for an
+    /// executor not built with `keep_warm`.
+    pub fn set_warm(&self, warm: bool) {
+        if !self.inner.options.keep_warm {
+            return;
+        }
+        let was = self
+            .inner
+            .warm
+            .swap(warm, std::sync::atomic::Ordering::Relaxed);
+        if !warm {
+            // Dropping a worker ends its process (outside the lock: it waits for the process).
+            let idle = std::mem::take(&mut *lock(&self.inner.idle));
+            drop(idle);
+        } else if !was && lock(&self.inner.idle).is_empty() {
+            self.refill_in_background();
         }
     }
 
     fn refill_in_background(&self) {
         let inner = self.inner.clone();
         std::thread::spawn(move || {
-            if let Ok(worker) = WorkerProcess::spawn(&inner.worker, &inner.options) {
+            if let Ok(worker) = WorkerProcess::spawn(&inner.worker, &inner.options)
+                && inner.warm.load(std::sync::atomic::Ordering::Relaxed)
+            {
                 lock(&inner.idle).push(worker);
             }
         });

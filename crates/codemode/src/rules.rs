@@ -58,6 +58,10 @@ pub struct Rule {
     /// Kept, but deciding nothing (switched off in the app's rules view).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// A call this `ask` rule pauses is decided in the app's window only: its desktop notification offers
+    /// Open, not Approve or Reject (docs/desktop.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_in_app: bool,
 }
 
 /// A rule that cannot be used, with the field at fault.

@@ -1247,6 +1247,17 @@ impl Runtime {
         Ok(self.inner.store.execution(id)?)
     }
 
+    /// A long-lived host going quiet lets its warm sandbox worker go, and warms one again when it is back
+    /// ([`crate::executor::Executor::set_warm`]).
+    pub fn set_warm(&self, warm: bool) {
+        self.inner.executor.set_warm(warm);
+    }
+
+    /// One execution without reading its log (`log` empty): its status, source and code.
+    pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, RuntimeError> {
+        Ok(self.inner.store.execution_head(id)?)
+    }
+
     /// A value that changes whenever the stored executions or snippets change, from this process or another:
     /// cheap enough to poll several times a second.
     pub fn change_token(&self) -> Result<(i64, u64), RuntimeError> {

@@ -1238,13 +1238,13 @@ impl Store {
     /// without reading every recorded call, which replay reads once anyway.
     pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
-            Ok(connection
+            connection
                 .query_row_cached(
                     &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
                     params![id, self.runtime],
                     execution_row,
                 )
-                .optional()?)
+                .optional()
         })
     }
 

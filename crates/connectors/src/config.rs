@@ -71,6 +71,9 @@ pub struct ConnectorConfig {
     pub key: String,
     pub kind: ConnectorKind,
     pub approval: Approval,
+    /// Methods whose pauses are decided in the app's window only: their notifications offer Open, not
+    /// Approve or Reject (docs/desktop.md). `Approval::Default` never occurs here.
+    pub confirm_in_app: Approval,
     /// Methods whose calls run again on replay (`replay: "reexecute"`).
     pub reexecute: Vec<String>,
     pub hidden: Vec<String>,
@@ -357,6 +360,7 @@ struct RawConnector {
     url: Option<String>,
     headers: Option<Value>,
     approval: Option<Value>,
+    confirm_in_app: Option<Value>,
     #[serde(default)]
     reexecute: Vec<String>,
     #[serde(default)]
@@ -483,6 +487,26 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     ));
                 }
             };
+            let confirm_in_app = match &entry.confirm_in_app {
+                None | Some(Value::Bool(false)) => Approval::Methods(Vec::new()),
+                Some(Value::Bool(true)) => Approval::All,
+                Some(Value::String(all)) if all == "*" => Approval::All,
+                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                    Approval::Methods(
+                        items
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect(),
+                    )
+                }
+                Some(_) => {
+                    return Err(at(
+                        &needle,
+                        format!("{key}.confirmInApp must be true, \"*\" or a list of method names"),
+                    ));
+                }
+            };
             // A preview is made before the call runs: it has arguments, and no result yet.
             if let Some(method) = entry
                 .preview
@@ -513,6 +537,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 key: key.clone(),
                 kind,
                 approval,
+                confirm_in_app,
                 reexecute: entry.reexecute,
                 hidden: entry.hidden,
                 hint: entry.hint,

@@ -31,4 +31,9 @@ reason?: string | null,
 /**
  * Kept, but deciding nothing (switched off in the app's rules view).
  */
-disabled?: boolean, };
+disabled?: boolean, 
+/**
+ * A call this `ask` rule pauses is decided in the app's window only: its desktop notification offers
+ * Open, not Approve or Reject (docs/desktop.md).
+ */
+confirmInApp?: boolean, };
