@@ -69,7 +69,7 @@ async function test(name, body) {
   } catch (error) {
     results.push({ name, ok: false });
     console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
-    if (browser) await browser.saveScreenshot(join(OUT, `failed-${name.replace(/\W+/g, "-")}.png`)).catch(() => {});
+    if (browser) await windowShot(join(OUT, `failed-${name.replace(/\W+/g, "-")}.png`)).catch(() => {});
   }
 }
 
@@ -159,7 +159,17 @@ async function clickInPage(selector) {
 async function shot(name) {
   // Toasts of earlier steps would stand in front of what the picture is for.
   await browser.execute(() => { const toasts = document.getElementById("toasts"); if (toasts) toasts.replaceChildren(); });
-  await browser.saveScreenshot(join(OUT, `${name}.png`));
+  await windowShot(join(OUT, `${name}.png`));
+}
+
+/** The window as the X server shows it. Not WebDriver's screenshot: WebKit's snapshot, which that uses, never
+ * answers while GTK's GL is off (docs/desktop.md, "The window, closed to the tray"). Without a window manager
+ * the window sits at the screen's origin. */
+async function windowShot(file) {
+  // Let the last paint reach the screen.
+  await new Promise((r) => setTimeout(r, 150));
+  const size = await browser.execute(() => [window.outerWidth, window.outerHeight]);
+  execFileSync("import", ["-window", "root", "-crop", `${size[0]}x${size[1]}+0+0`, "+repage", file]);
 }
 
 const WRITE = (path, content) => `async () => {

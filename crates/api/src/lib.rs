@@ -4,6 +4,7 @@
 //! database or `connectors.json` first passes the same gate: it is refused with `config` while
 //! `connectors.json` is broken; reading keeps working.
 
+mod bounded;
 mod cards;
 mod deciding;
 mod error;
@@ -14,6 +15,7 @@ mod settings;
 pub mod types;
 mod wait;
 
+pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
 pub use cards::ApprovalCard;
 pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach};
 pub use error::{ApiError, ErrorCode};
@@ -399,6 +401,18 @@ impl Api {
     /// (docs/desktop.md, "Closed to the tray"); a pass meanwhile starts its own.
     pub fn stand_by(&self, standing_by: bool) {
         self.home.runtime.set_warm(!standing_by);
+    }
+
+    /// How much an outcome for the model may say (`runtime.maxOutputChars`), listing its calls or not.
+    pub fn output_budget(&self, include_calls: bool) -> OutputBudget {
+        OutputBudget {
+            max_chars: self
+                .home
+                .config
+                .as_ref()
+                .map_or(DEFAULT_MAX_OUTPUT_CHARS, |c| c.max_output_chars),
+            include_calls,
+        }
     }
 
     /// Every rule in force: the database's, then the read-only ones of `connectors.json`.

@@ -3,13 +3,12 @@
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 
 use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
-use codemode::Outcome;
-use codemode_api::{Api, ApiError};
+use codemode_api::{Api, ApiError, bound_outcome};
 use connectors::Home;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, InitializeRequestParams, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::io::StdioReader;
@@ -35,28 +34,51 @@ fn schema(value: Value) -> Arc<JsonObject> {
 
 impl CodemodeServer {
     fn new(api: Arc<Api>) -> Self {
-        let description = api.tool_description();
-        let codemode = Tool::new(
+        let budget = api.output_budget(false).max_chars;
+        let bounded = format!(
+            "\n\nOutputs are bounded to {budget} characters of JSON (docs: \"Bounded outcomes\"): a long result is shrunk by structure (long strings shortened, long arrays and objects cut with a marker saying how many items were left out), console logs keep their first and last lines, and `calls` are left out unless you pass includeCalls: true (then a summary: seq, call, state). A cut outcome says \"truncated\": true and where the whole is. To get less cut, return only what you need: select fields, slice arrays, summarise in the program."
+        );
+        let mut codemode = Tool::new(
             "codemode",
-            description,
+            format!("{}{bounded}", api.tool_description()),
             schema(json!({
                 "type": "object",
-                "properties": {"code": {"type": "string", "description": "An async arrow function to execute"}},
+                "properties": {
+                    "code": {"type": "string", "description": "An async arrow function to execute"},
+                    "includeCalls": {"type": "boolean", "description": "Add a summary of the calls made (seq, connector.method, state), within the output budget"}
+                },
                 "required": ["code"]
             })),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(true)
+                .idempotent(false)
+                .open_world(true),
         );
-        let wait = Tool::new(
+        codemode.output_schema = Some(outcome_schema());
+        let mut wait = Tool::new(
             "codemode_wait",
-            "Wait for a paused or running execution to be decided by a person (approved, rejected or rolled back) and return its outcome. Returns the current paused outcome, or {status: \"running\"}, if nothing was decided within timeoutSeconds (default 50, at most 600).",
+            format!("Wait for a paused or running execution to be decided by a person (approved, rejected or rolled back) and return its outcome. Returns the current paused outcome, or {{status: \"running\"}}, if nothing was decided within timeoutSeconds (default 50, at most 600).{bounded}"),
             schema(json!({
                 "type": "object",
                 "properties": {
                     "executionId": {"type": "string", "description": "The executionId of a paused outcome"},
-                    "timeoutSeconds": {"type": "number", "description": "How long to wait (default 50, at most 600)"}
+                    "timeoutSeconds": {"type": "number", "description": "How long to wait (default 50, at most 600)"},
+                    "includeCalls": {"type": "boolean", "description": "Add a summary of the calls made (seq, connector.method, state), within the output budget"}
                 },
                 "required": ["executionId"]
             })),
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(true)
+                .destructive(false)
+                .idempotent(true)
+                .open_world(false),
         );
+        wait.output_schema = Some(outcome_schema());
         CodemodeServer {
             api,
             tools: vec![codemode, wait],
@@ -71,8 +93,15 @@ impl CodemodeServer {
         let Some(code) = args.get("code").and_then(Value::as_str) else {
             return misuse_text("Missing required argument \"code\" (a string)");
         };
+        let include_calls = match include_calls(args) {
+            Ok(include) => include,
+            Err(refusal) => return misuse_text(refusal),
+        };
         match self.api.run(code, client.as_deref().unwrap_or("mcp")).await {
-            Ok(outcome) => answer(&outcome),
+            Ok(outcome) => self.answer(
+                serde_json::to_value(&outcome).unwrap_or(Value::Null),
+                include_calls,
+            ),
             Err(error) => misuse(&error),
         }
     }
@@ -94,6 +123,10 @@ impl CodemodeServer {
                 }
             },
         };
+        let include_calls = match include_calls(args) {
+            Ok(include) => include,
+            Err(refusal) => return misuse_text(refusal),
+        };
         let timeout = Duration::from_secs_f64(seconds);
         // A cancelled request is answered with where the run stands now.
         let waited = tokio::select! {
@@ -101,17 +134,53 @@ impl CodemodeServer {
             () = context.ct.cancelled() => self.api.wait(id, Duration::ZERO).await,
         };
         match waited {
-            Ok(waited) => {
-                CallToolResult::structured(serde_json::to_value(&waited).unwrap_or(Value::Null))
-            }
+            Ok(waited) => self.answer(
+                serde_json::to_value(&waited).unwrap_or(Value::Null),
+                include_calls,
+            ),
             Err(error) => misuse(&error),
         }
     }
 }
 
-/// Outcomes, error outcomes included, are ordinary results.
-fn answer(outcome: &Outcome) -> CallToolResult {
-    CallToolResult::structured(serde_json::to_value(outcome).unwrap_or(Value::Null))
+impl CodemodeServer {
+    /// Outcomes, error outcomes included, are ordinary results, bounded to what the model can use
+    /// (`runtime.maxOutputChars`); the audit log keeps everything.
+    fn answer(&self, outcome: Value, include_calls: bool) -> CallToolResult {
+        CallToolResult::structured(bound_outcome(
+            outcome,
+            self.api.output_budget(include_calls),
+        ))
+    }
+}
+
+/// The optional `includeCalls` flag; anything but a boolean is misuse (the refusal's text).
+fn include_calls(args: &JsonObject) -> Result<bool, &'static str> {
+    match args.get("includeCalls") {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(include)) => Ok(*include),
+        Some(_) => Err("includeCalls must be true or false"),
+    }
+}
+
+/// What both tools return as `structuredContent` (an Outcome, bounded), declared as the MCP spec asks of tools
+/// that return structured content.
+fn outcome_schema() -> Arc<JsonObject> {
+    schema(json!({
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["completed", "paused", "error", "running"]},
+            "executionId": {"type": "string"},
+            "result": {"description": "What the program returned (shrunk to the budget when truncated)"},
+            "error": {"type": "string"},
+            "logs": {"type": "array", "items": {"type": "string"}},
+            "pending": {"type": "array", "items": {"type": "object"}, "description": "The call waiting for a person, whole"},
+            "calls": {"type": "array", "description": "With includeCalls: seq, call (connector.method) and state of each call"},
+            "truncated": {"type": "boolean", "description": "Something was cut to fit the budget"},
+            "whole": {"type": "string", "description": "Where the whole outcome is"}
+        },
+        "required": ["status", "executionId"]
+    }))
 }
 
 /// `isError: true` is for misuse: bad arguments, an unknown id, a broken config.

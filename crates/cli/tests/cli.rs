@@ -1056,3 +1056,35 @@ fn pending_preview_shows_the_diff_of_a_write_and_keeps_it_with_the_decision() {
         "# Plan\nship on Friday\n"
     );
 }
+
+/// What the model reads is bounded (`tests/mcp_bounds.py`): a long string, a long array, a deep object, binary,
+/// a million log lines, 100,000 calls and an error of 1 MB, each within `runtime.maxOutputChars` as valid JSON,
+/// with the audit log unchanged.
+#[test]
+fn mcp_outcomes_stay_within_the_output_budget() {
+    worker();
+    let deps = std::env::var_os("CODEMODE_TEST_DEPS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps"));
+    let python = deps.join("venv/bin/python");
+    assert!(
+        python.exists(),
+        "the Python MCP SDK is missing: run scripts/test"
+    );
+    let dir = home("mcp-bounds");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_bounds.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(BINARY)
+        .arg(&dir)
+        .env("CODEMODE_WORKER", worker())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert!(
+        out.status.success() && stdout.contains("ALL GOOD"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

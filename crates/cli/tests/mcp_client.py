@@ -107,10 +107,16 @@ async def main_flows():
             check(out_edited["status"] == "completed", "completed with the edit")
             check(out_edited["result"]["written"]["path"] == "drafts/edited.txt", "the edited write happened")
             check(out_edited["result"]["back"] == "edited by a person", "the file holds the edited content")
-            call0 = out_edited["calls"][0]
+            # The model's outcome leaves the calls out (docs/api.md, "Bounded outcomes"); the audit log has them.
+            check("calls" not in out_edited, "no calls in the model's outcome by default")
+            call0 = json.loads(cli("show", eid).stdout)["log"][0]
             check(call0["args"]["path"] == "draft.txt" and call0["decision"]["kind"] == "edited"
                   and call0["decision"]["args"] == edited and call0["decision"]["by"] == "cli",
-                  "calls show what the program sent and what ran")
+                  "the audit log shows what the program sent and what ran")
+            summary = await call(session, "codemode_wait", {"executionId": eid, "includeCalls": True})
+            check(summary.structured_content["calls"] == [
+                {"seq": 0, "call": "files.write_file", "state": "applied"},
+                {"seq": 1, "call": "files.read_file", "state": "applied"}], "includeCalls: a summary of the calls")
 
             # A rule added from the CLI while this server runs decides its next call, without a restart.
             ruled = WRITE.replace("from-agent", "ruled/by-rule")
@@ -125,8 +131,9 @@ async def main_flows():
                     break
                 await asyncio.sleep(0.1)
             check(after.structured_content["status"] == "completed", "the rule let the next call through")
-            check(after.structured_content["calls"][0]["decision"]["rule"] == "ruled", "recorded as the rule's")
-            check(after.structured_content["calls"][0]["requiresApproval"] is False, "nobody had to decide")
+            ruled_log = json.loads(cli("show", after.structured_content["executionId"]).stdout)["log"]
+            check(ruled_log[0]["decision"]["rule"] == "ruled", "recorded as the rule's")
+            check(ruled_log[0]["requiresApproval"] is False, "nobody had to decide")
 
             # Roll back, then wait reports it.
             rollback = cli("rollback", out["executionId"])

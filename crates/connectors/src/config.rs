@@ -38,7 +38,15 @@ pub struct Config {
     pub connectors: Vec<ConnectorConfig>,
     /// Read-only policy rules (`"rules"`), after the database's in precedence (docs/design.md, "Rules").
     pub rules: Vec<codemode::Rule>,
+    /// `runtime.maxOutputChars`: the characters of an outcome `codemode mcp` hands the model (docs/api.md,
+    /// "Bounded outcomes").
+    pub max_output_chars: usize,
 }
+
+/// `runtime.maxOutputChars` when the file does not set it: the reference's 24,000 characters.
+pub const DEFAULT_MAX_OUTPUT_CHARS: usize = 24_000;
+/// The least `runtime.maxOutputChars`: room for a paused call and the notes that say what was cut.
+pub const MIN_MAX_OUTPUT_CHARS: usize = 2_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RuntimeSettings {
@@ -343,6 +351,7 @@ struct RawRuntime {
     memory_limit_mb: Option<u64>,
     paused_ttl: Option<Value>,
     expiry_sweep_minutes: Option<u64>,
+    max_output_chars: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -409,6 +418,17 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         message: strip_position(&e.to_string()),
     })?;
     let defaults = RuntimeSettings::default();
+    let max_output_chars = raw
+        .runtime
+        .as_ref()
+        .and_then(|r| r.max_output_chars)
+        .unwrap_or(DEFAULT_MAX_OUTPUT_CHARS);
+    if max_output_chars < MIN_MAX_OUTPUT_CHARS {
+        return Err(in_runtime(
+            "maxOutputChars",
+            format!("maxOutputChars must be at least {MIN_MAX_OUTPUT_CHARS}"),
+        ));
+    }
     let runtime = match raw.runtime {
         None => defaults,
         Some(r) => RuntimeSettings {
@@ -574,6 +594,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         runtime,
         connectors,
         rules,
+        max_output_chars,
     })
 }
 
