@@ -31,8 +31,10 @@ pub struct OpenRun {
 /// What the desktop side keeps between events.
 pub struct Desktop {
     menu: Menu<Wry>,
-    /// The menu items of the waiting calls now listed, and the run each opens.
-    calls: Mutex<Vec<(MenuItem<Wry>, String)>>,
+    /// The menu items of the waiting calls now listed (each item's id names the run it opens).
+    calls: Mutex<Vec<MenuItem<Wry>>>,
+    /// The queue the tray last showed.
+    last_shown: Mutex<Option<Vec<(String, u64)>>>,
     pause_item: MenuItem<Wry>,
     /// Notifications are held back until then ("Pause notifications for 1 hour").
     paused_until: Mutex<Option<(Instant, SystemTime)>>,
@@ -75,6 +77,7 @@ pub fn install(app: &AppHandle) -> tauri::Result<Desktop> {
     Ok(Desktop {
         menu,
         calls: Mutex::new(Vec::new()),
+        last_shown: Mutex::new(None),
         pause_item,
         paused_until: Mutex::new(None),
         open_request: Mutex::new(None),
@@ -91,13 +94,25 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Desktop {
     /// The tray's label shows how many calls wait (nothing when none), and its menu the newest of them.
     pub fn show_waiting(&self, app: &AppHandle, pending: &[PendingAction]) {
+        // The database moves with every call an agent makes; the tray changes only when the queue does.
+        let shown: Vec<(String, u64)> = pending
+            .iter()
+            .map(|p| (p.execution_id.clone(), p.seq))
+            .collect();
+        {
+            let mut last = lock(&self.last_shown);
+            if last.as_ref() == Some(&shown) {
+                return;
+            }
+            *last = Some(shown);
+        }
         if let Some(tray) = app.tray_by_id(TRAY) {
             let label = (!pending.is_empty()).then(|| pending.len().to_string());
             let _ = tray.set_title(label.as_deref());
         }
         let mut calls = lock(&self.calls);
         // A menu cannot be replaced once the tray has it (Linux): its items are removed and inserted instead.
-        for (item, _) in calls.drain(..) {
+        for item in calls.drain(..) {
             let _ = self.menu.remove(&item);
         }
         for (position, action) in pending.iter().take(TRAY_CALLS).enumerate() {
@@ -106,7 +121,7 @@ impl Desktop {
             if let Ok(item) = MenuItem::with_id(app, id, text, true, None::<&str>)
                 && self.menu.insert(&item, position).is_ok()
             {
-                calls.push((item, action.execution_id.clone()));
+                calls.push(item);
             }
         }
         if pending.is_empty()
@@ -114,7 +129,7 @@ impl Desktop {
                 MenuItem::with_id(app, "none", "Nothing waits for you", false, None::<&str>)
             && self.menu.insert(&item, 0).is_ok()
         {
-            calls.push((item, String::new()));
+            calls.push(item);
         }
     }
 

@@ -729,19 +729,36 @@ async fn a_notification_decides_as_the_window_does_unless_the_call_is_confirmed_
 #[tokio::test(flavor = "multi_thread")]
 async fn the_output_budget_comes_from_connectors_json_and_has_a_floor() {
     let dir = fresh_dir("budget");
-    assert_eq!(open(&dir).await.output_budget(false).max_chars, DEFAULT_MAX_OUTPUT_CHARS);
+    assert_eq!(
+        open(&dir).await.output_budget(false).max_chars,
+        DEFAULT_MAX_OUTPUT_CHARS
+    );
     let path = dir.join("connectors.json");
     let mut config: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).expect("config")).expect("json");
     config["runtime"] = json!({"maxOutputChars": 5000});
     std::fs::write(&path, config.to_string()).expect("written");
     let api = open(&dir).await;
-    assert_eq!(api.output_budget(true), OutputBudget { max_chars: 5000, include_calls: true });
+    assert_eq!(
+        api.output_budget(true),
+        OutputBudget {
+            max_chars: 5000,
+            include_calls: true
+        }
+    );
     // Saving the runtime settings from the app keeps it.
-    api.save_runtime_settings(&api.runtime_settings()).expect("saved");
+    api.save_runtime_settings(&api.runtime_settings())
+        .expect("saved");
     assert_eq!(open(&dir).await.output_budget(false).max_chars, 5000);
     config["runtime"] = json!({"maxOutputChars": 100});
     std::fs::write(&path, config.to_string()).expect("written");
-    let error = open(&dir).await.config_error().map(str::to_owned).expect("refused");
-    assert!(error.contains("maxOutputChars must be at least 2000"), "{error}");
+    let error = open(&dir)
+        .await
+        .config_error()
+        .map(str::to_owned)
+        .expect("refused");
+    assert!(
+        error.contains("maxOutputChars must be at least 2000"),
+        "{error}"
+    );
 }

@@ -720,10 +720,8 @@ fn a_broken_config_is_reported_with_its_position_and_read_only_commands_still_wo
     assert_eq!((code, pending), (0, json!([])));
 }
 
-/// `codemode mcp` with the official Python SDK as the client: see `tests/mcp_client.py`.
-#[test]
-fn mcp_server_round_trips_with_the_official_python_client() {
-    worker();
+/// The Python that has the official MCP SDK, as scripts/test installs it.
+fn python_with_the_mcp_sdk() -> PathBuf {
     let deps = std::env::var_os("CODEMODE_TEST_DEPS")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps"));
@@ -733,6 +731,14 @@ fn mcp_server_round_trips_with_the_official_python_client() {
         "the Python MCP SDK is missing from {}: run scripts/test, which installs it",
         deps.display()
     );
+    python
+}
+
+/// `codemode mcp` with the official Python SDK as the client: see `tests/mcp_client.py`.
+#[test]
+fn mcp_server_round_trips_with_the_official_python_client() {
+    worker();
+    let python = python_with_the_mcp_sdk();
     let good = home("mcp");
     let broken = home("mcp-broken");
     std::fs::write(
@@ -1063,14 +1069,7 @@ fn pending_preview_shows_the_diff_of_a_write_and_keeps_it_with_the_decision() {
 #[test]
 fn mcp_outcomes_stay_within_the_output_budget() {
     worker();
-    let deps = std::env::var_os("CODEMODE_TEST_DEPS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.test-deps"));
-    let python = deps.join("venv/bin/python");
-    assert!(
-        python.exists(),
-        "the Python MCP SDK is missing: run scripts/test"
-    );
+    let python = python_with_the_mcp_sdk();
     let dir = home("mcp-bounds");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_bounds.py");
     let out = Command::new(python)

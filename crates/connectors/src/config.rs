@@ -169,6 +169,21 @@ impl Approval {
     }
 }
 
+/// `"*"` or a list of method names, as `approval` and `confirmInApp` take them; `None` for anything else.
+fn method_list(value: &Value) -> Option<Approval> {
+    match value {
+        Value::String(all) if all == "*" => Some(Approval::All),
+        Value::Array(items) if items.iter().all(Value::is_string) => Some(Approval::Methods(
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )),
+        _ => None,
+    }
+}
+
 /// Method → template, as written under `revert` or `preview`.
 fn templates(raw: BTreeMap<String, RawRevert>) -> BTreeMap<String, RevertTemplate> {
     raw.into_iter()
@@ -490,42 +505,22 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 connector_kind(section, &key, &entry, data_dir).map_err(|m| at(&needle, m))?;
             let approval = match &entry.approval {
                 None => Approval::Default,
-                Some(Value::String(all)) if all == "*" => Approval::All,
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                    Approval::Methods(
-                        items
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    )
-                }
-                Some(_) => {
-                    return Err(at(
+                Some(value) => method_list(value).ok_or_else(|| {
+                    at(
                         &needle,
                         format!("{key}.approval must be a list of method names or \"*\""),
-                    ));
-                }
+                    )
+                })?,
             };
             let confirm_in_app = match &entry.confirm_in_app {
                 None | Some(Value::Bool(false)) => Approval::Methods(Vec::new()),
                 Some(Value::Bool(true)) => Approval::All,
-                Some(Value::String(all)) if all == "*" => Approval::All,
-                Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                    Approval::Methods(
-                        items
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect(),
-                    )
-                }
-                Some(_) => {
-                    return Err(at(
+                Some(value) => method_list(value).ok_or_else(|| {
+                    at(
                         &needle,
                         format!("{key}.confirmInApp must be true, \"*\" or a list of method names"),
-                    ));
-                }
+                    )
+                })?,
             };
             // A preview is made before the call runs: it has arguments, and no result yet.
             if let Some(method) = entry
