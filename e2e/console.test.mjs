@@ -706,6 +706,20 @@ await test("a second start hands its codemode://run link to the first window and
   cli("reject", waiting.executionId, String(waiting.pending[0].seq));
 });
 
+await test("start at login writes an XDG autostart entry that starts in the tray, and removes it", async () => {
+  const entry = join(process.env.HOME, ".config", "autostart", "codemode-console.desktop");
+  await nav("settings");
+  const box = await $("#setting-start-at-login");
+  await box.waitForExist();
+  assert(!(await box.isSelected()) && !existsSync(entry), "off by default");
+  await click("#setting-start-at-login");
+  await waitFor(() => existsSync(entry), "the autostart entry is written");
+  const text = readFileSync(entry, "utf8");
+  assert(/^Exec=\S*codemode-console --hidden$/m.test(text) && text.includes("Type=Application"), text);
+  await click("#setting-start-at-login");
+  await waitFor(() => !existsSync(entry), "the autostart entry is removed");
+});
+
 await test("closing the window keeps the app in the tray without a web view; the tray opens it again", async () => {
   await nav("approvals");
   await new Promise((r) => setTimeout(r, 1500));
