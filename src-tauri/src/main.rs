@@ -56,18 +56,22 @@ fn main() {
         })
         .setup(move |app| {
             let handle = app.handle().clone();
-            match desktop::install(&handle) {
+            let tray = match desktop::install(&handle) {
                 Ok(tray) => {
                     app.manage(tray);
+                    true
                 }
-                // Without a tray (no StatusNotifier host, no appindicator library) the app still works;
-                // closing its window then quits it.
-                Err(error) => eprintln!("codemode-console: no tray icon: {error}"),
-            }
+                // Without a tray (no appindicator library) the app still works; closing its window then
+                // quits it, and `--hidden` is ignored (an app with neither would be out of reach).
+                Err(error) => {
+                    eprintln!("codemode-console: no tray icon: {error}");
+                    false
+                }
+            };
             live::start(handle.clone());
             match link {
                 Some(id) => desktop::open_run(&handle, &id),
-                None if !hidden => desktop::show_window(&handle, None),
+                None if !hidden || !tray => desktop::show_window(&handle, None),
                 None => {}
             }
             Ok(())
