@@ -261,8 +261,52 @@ pub fn window_gone(app: &AppHandle) {
         if app.get_webview_window(WINDOW).is_none() {
             // SAFETY: malloc_trim only returns free heap pages to the system.
             unsafe { libc::malloc_trim(0) };
+            release_file_pages();
         }
     });
+}
+
+/// Hands back to the kernel the pages of mapped files (WebKit's, Mesa's and LLVM's code, this binary's) that
+/// only the window touched: with no web view they would sit resident all day. They are clean copies of files,
+/// so nothing is lost: a page is read again when touched, as when the window opens next. Pages that another
+/// process maps too are left alone by the kernel. See docs/desktop.md, "Closed to the tray".
+fn release_file_pages() {
+    let Ok(maps) = std::fs::read_to_string("/proc/self/maps") else {
+        return;
+    };
+    for line in maps.lines() {
+        // start-end perms offset dev inode path
+        let mut fields = line.split_whitespace();
+        let (Some(range), Some(_), Some(_), Some(_), Some(inode)) = (
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+            fields.next(),
+        ) else {
+            continue;
+        };
+        let path = fields.collect::<Vec<_>>().join(" ");
+        if inode == "0"
+            || !path.starts_with('/')
+            || path.starts_with("/dev/")
+            || path.ends_with("(deleted)")
+        {
+            continue;
+        }
+        let Some((start, end)) = range.split_once('-') else {
+            continue;
+        };
+        let (Ok(start), Ok(end)) = (
+            usize::from_str_radix(start, 16),
+            usize::from_str_radix(end, 16),
+        ) else {
+            continue;
+        };
+        // SAFETY: the range is a whole mapping of this process as the kernel lists it; MADV_PAGEOUT is advice
+        // that leaves every byte as it was (an older kernel refuses it with EINVAL, which changes nothing).
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_PAGEOUT) };
+    }
 }
 
 /// The main window as tauri.conf.json describes it (which does not create it at start, so that a start at
