@@ -38,8 +38,8 @@ pub struct Remember {
 
 use codemode::discovery::{DescribeOutput, SearchOutput};
 use codemode::{
-    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome, PendingAction,
-    RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
+    Actor, Connector, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome,
+    PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
 };
 use connectors::config::{self, RuntimeSettings};
 use connectors::{Home, HomeOptions};
@@ -378,6 +378,68 @@ impl Api {
     /// yet are started to list theirs.
     pub async fn connectors(&self) -> Vec<ConnectorInfo> {
         listing::list(&self.home).await
+    }
+
+    /// Signs in to a remote connector with OAuth (docs/remote-servers.md): `open` gets the address a person
+    /// opens in a browser; this returns once the browser came back and the tokens are kept. The server is
+    /// restarted with them on its next call.
+    pub async fn sign_in(&self, connector: &str, open: impl FnOnce(&str)) -> Result<(), ApiError> {
+        self.usable()?;
+        let (url, ca_file, path) = self.remote(connector)?;
+        connectors::remote::sign_in(connector, &url, ca_file.as_deref(), &path, open)
+            .await
+            .map_err(ApiError::invalid_args)?;
+        self.restart(connector).await;
+        Ok(())
+    }
+
+    /// Forgets a remote connector's sign-in; `false` when there was none.
+    pub async fn sign_out(&self, connector: &str) -> Result<bool, ApiError> {
+        let (_, _, path) = self.remote(connector)?;
+        let signed_out = connectors::remote::sign_out(&path).map_err(ApiError::internal)?;
+        self.restart(connector).await;
+        Ok(signed_out)
+    }
+
+    /// A remote connector's address, private CA and sign-in file.
+    fn remote(
+        &self,
+        connector: &str,
+    ) -> Result<(String, Option<std::path::PathBuf>, std::path::PathBuf), ApiError> {
+        let entry = self
+            .home
+            .config
+            .iter()
+            .flat_map(|c| c.connectors.iter())
+            .find(|c| c.name == connector)
+            .ok_or_else(|| ApiError::not_found(format!("No connector \"{connector}\"")))?;
+        let server = self
+            .home
+            .connectors
+            .servers
+            .iter()
+            .find(|s| s.name() == connector);
+        match (&entry.kind, server.and_then(|s| s.credentials())) {
+            (config::ConnectorKind::Http { url, ca_file, .. }, Some(path)) => {
+                Ok((url.clone(), ca_file.clone(), path.to_owned()))
+            }
+            _ => Err(ApiError::invalid_args(format!(
+                "connector \"{connector}\" is not a remote server (it has no \"url\"): there is nothing to sign in to"
+            ))),
+        }
+    }
+
+    /// Stops a server, so that its next call starts it with what changed.
+    async fn restart(&self, connector: &str) {
+        if let Some(server) = self
+            .home
+            .connectors
+            .servers
+            .iter()
+            .find(|s| s.name() == connector)
+        {
+            server.shutdown().await;
+        }
     }
 
     /// Ranked search over connector methods and snippets.

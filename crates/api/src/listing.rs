@@ -21,6 +21,8 @@ pub struct ConnectorInfo {
     pub error: Option<String>,
     /// The configured hint shown to the model.
     pub hint: Option<String>,
+    /// For a remote server (a `url`): whether an OAuth sign-in is kept for it. `None` for the others.
+    pub signed_in: Option<bool>,
     pub methods: Vec<MethodInfo>,
 }
 
@@ -76,6 +78,9 @@ pub(crate) async fn list(home: &Home) -> Vec<ConnectorInfo> {
                 status,
                 error: c.error.or(server_error),
                 hint: entry.and_then(|e| e.hint.clone()),
+                signed_in: server
+                    .and_then(|s| s.credentials())
+                    .map(connectors::remote::signed_in),
                 methods: c
                     .methods
                     .into_iter()
@@ -113,7 +118,7 @@ pub fn endpoint(kind: &ConnectorKind) -> String {
             text.extend(args.iter().cloned());
             text.join(" ")
         }
-        ConnectorKind::Http { url, headers } => {
+        ConnectorKind::Http { url, headers, .. } => {
             let mut text = url.clone();
             for name in headers.keys() {
                 text.push_str(&format!("  {name}: •••"));
@@ -143,6 +148,7 @@ mod tests {
         let http = ConnectorKind::Http {
             url: "http://127.0.0.1:8931/mcp".into(),
             headers: [("Authorization".to_owned(), "Bearer secret456".to_owned())].into(),
+            ca_file: None,
         };
         assert_eq!(
             endpoint(&http),

@@ -290,7 +290,7 @@ async fn connectors_are_listed_in_one_shape() {
     assert_eq!(
         keys(files),
         vec![
-            "name", "kind", "endpoint", "status", "error", "hint", "methods"
+            "name", "kind", "endpoint", "status", "error", "hint", "signedIn", "methods"
         ]
     );
     assert_eq!(

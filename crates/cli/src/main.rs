@@ -120,6 +120,17 @@ enum Command {
     Describe { target: String },
     /// The configured connectors and their methods (starts MCP servers to list their tools).
     Connectors,
+    /// Sign in to a remote MCP server with OAuth: prints the address to open in a browser and waits (up to
+    /// 5 minutes) for it to come back; the tokens are kept owner-only in the data directory.
+    Login {
+        /// The connector's name in connectors.json.
+        connector: String,
+    },
+    /// Forget a remote MCP server's sign-in.
+    Logout {
+        /// The connector's name in connectors.json.
+        connector: String,
+    },
     /// Serve agents over MCP on stdin/stdout (tools `codemode` and `codemode_wait`).
     Mcp,
 }
@@ -355,6 +366,34 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                     .unwrap_or_else(|| Err(ApiError::invalid_args("nothing to reject")))?,
                 _ => several(reports),
             }
+        }
+        Command::Login { connector } => {
+            api.sign_in(&connector, |address| {
+                // On stderr, so that stdout keeps only the result (and `--json` stays one document).
+                eprintln!(
+                    "Open this address in a browser to sign in to \"{connector}\":\n\n  {address}\n"
+                );
+                eprintln!("Waiting for the browser to come back…");
+            })
+            .await?;
+            Report::new(
+                &json!({ "connector": connector, "signedIn": true }),
+                format!("signed in to \"{connector}\""),
+                true,
+            )
+        }
+        Command::Logout { connector } => {
+            let was = api.sign_out(&connector).await?;
+            let text = if was {
+                format!("signed out of \"{connector}\"")
+            } else {
+                format!("\"{connector}\" was not signed in")
+            };
+            Report::new(
+                &json!({ "connector": connector, "signedOut": was }),
+                text,
+                true,
+            )
         }
         Command::Rollback { id } => {
             let report = api.rollback(&id).await?;

@@ -580,6 +580,12 @@ pub fn connectors(listing: &[ConnectorInfo], config_error: Option<&str>) -> Stri
         if let Some(endpoint) = c.endpoint.as_deref().filter(|e| !e.is_empty()) {
             block.push_str(&format!("\n  at {endpoint}"));
         }
+        if c.signed_in == Some(true) {
+            block.push_str(&format!(
+                "\n  signed in (codemode logout {} to forget it)",
+                c.name
+            ));
+        }
         if let Some(error) = &c.error {
             block.push_str(&format!("\n  unavailable: {error}"));
         }

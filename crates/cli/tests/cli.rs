@@ -1087,3 +1087,190 @@ fn mcp_outcomes_stay_within_the_output_budget() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The remote test server of the connectors crate (`remote_mcp.py` on the official Python SDK, over TLS with a
+/// CA made by `make_certs.sh`), behind OAuth; killed when dropped.
+struct RemoteServer {
+    child: std::process::Child,
+    url: String,
+    ca: PathBuf,
+}
+
+impl RemoteServer {
+    fn start(dir: &Path) -> RemoteServer {
+        let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors/tests/servers");
+        let certs = dir.join("certs");
+        let made = Command::new("bash")
+            .arg(servers.join("make_certs.sh"))
+            .arg(&certs)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        let mut child = Command::new(python_with_the_mcp_sdk())
+            .arg(servers.join("remote_mcp.py"))
+            .args(["--oauth", "--certfile"])
+            .arg(certs.join("server.pem"))
+            .arg("--keyfile")
+            .arg(certs.join("server.key"))
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(dir.join("server.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line.trim().strip_prefix("ready ").expect(&line).to_owned();
+        RemoteServer {
+            child,
+            url,
+            ca: certs.join("ca.pem"),
+        }
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// What a person's browser does with the authorization address: the test server approves at once and
+/// redirects to `codemode login`'s loopback address, which is then visited.
+const BROWSER: &str = r#"
+import http.client, ssl, sys, urllib.parse, urllib.request
+at = urllib.parse.urlsplit(sys.argv[1])
+web = http.client.HTTPSConnection(at.hostname, at.port, context=ssl.create_default_context(cafile=sys.argv[2]))
+web.request("GET", at.path + "?" + at.query)
+back = web.getresponse().getheader("location")
+print(urllib.request.urlopen(back).read().decode())
+"#;
+
+#[test]
+fn codemode_login_signs_in_to_a_remote_server_and_its_tokens_reach_no_surface_of_ours() {
+    let home = home("login");
+    let server = RemoteServer::start(&home);
+    let config =
+        json!({"connectors": {"remote": {"type": "mcp", "url": server.url, "caFile": server.ca}}});
+    std::fs::write(home.join("connectors.json"), format!("{config:#}")).unwrap();
+    let whoami = program(&home, "whoami.js", "async () => remote.whoami({})");
+
+    let (code, before) = json(&home, &["run", &whoami]);
+    assert_eq!(code, 1, "{before}");
+    let error = before["error"].as_str().unwrap_or_default();
+    assert!(
+        error.contains("needs a sign-in") && error.contains("`codemode login remote`"),
+        "{before}"
+    );
+
+    let mut login = Command::new(BINARY)
+        .args(["--home"])
+        .arg(&home)
+        .args(["--json", "login", "remote"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = String::new();
+    let mut stderr = BufReader::new(login.stderr.take().unwrap());
+    let address = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "no address: {said}"
+        );
+        said.push_str(&line);
+        if let Some(address) = line.trim().strip_prefix("https://") {
+            break format!("https://{address}");
+        }
+    };
+    let browsed = Command::new(python_with_the_mcp_sdk())
+        .args(["-c", BROWSER, &address])
+        .arg(&server.ca)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&browsed.stdout).contains("Signed in"),
+        "{browsed:?}"
+    );
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    said.push_str(&rest);
+    let out = login.wait_with_output().unwrap();
+    let printed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{printed}{said}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&printed).unwrap(),
+        json!({"connector": "remote", "signedIn": true})
+    );
+
+    let ran = codemode(&home, &["--json", "run", &whoami]);
+    let after = ran.json();
+    assert_eq!(after["status"], "completed", "{after}");
+    let listed = codemode(&home, &["connectors"]);
+    assert!(listed.stdout.contains("signed in"), "{}", listed.stdout);
+    let (_, as_json) = json(&home, &["connectors"]);
+    assert_eq!(as_json[0]["signedIn"], true);
+
+    // The tokens are where the sign-in keeps them, owner-only, and nowhere else of ours.
+    let kept_at = home.join("sign-in/remote.json");
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        std::fs::metadata(&kept_at).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let kept: Value = serde_json::from_slice(&std::fs::read(&kept_at).unwrap()).unwrap();
+    let secrets: Vec<String> = ["access_token", "refresh_token"]
+        .iter()
+        .map(|k| kept["token_response"][k].as_str().expect(k).to_owned())
+        .collect();
+    let id = after["executionId"].as_str().unwrap().to_owned();
+    let mut seen = vec![
+        said,
+        printed,
+        format!("{}{}", ran.stdout, ran.stderr),
+        format!("{}{}", listed.stdout, listed.stderr),
+    ];
+    for args in [
+        vec!["--json", "executions"],
+        vec!["--json", "show", &id],
+        vec!["--json", "connectors"],
+        vec!["--json", "describe", "remote"],
+        vec!["show", &id],
+    ] {
+        let ran = codemode(&home, &args);
+        seen.push(format!("{}{}", ran.stdout, ran.stderr));
+    }
+    for name in ["codemode.db", "codemode.db-wal", "connectors.json"] {
+        if let Ok(bytes) = std::fs::read(home.join(name)) {
+            seen.push(String::from_utf8_lossy(&bytes).into_owned());
+        }
+    }
+    for secret in &secrets {
+        for (i, text) in seen.iter().enumerate() {
+            assert!(
+                !text.contains(secret.as_str()),
+                "a token leaked into surface {i}: {text:.2000}"
+            );
+        }
+    }
+
+    let (code, out) = json(&home, &["logout", "remote"]);
+    assert_eq!(
+        (code, out),
+        (0, json!({"connector": "remote", "signedOut": true}))
+    );
+    assert!(!kept_at.exists());
+    let (code, again) = json(&home, &["run", &whoami]);
+    assert_eq!(code, 1);
+    assert!(
+        again["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("codemode login remote"),
+        "{again}"
+    );
+    let (code, not_remote) = json(&home, &["login", "files"]);
+    assert_ne!(code, 0, "{not_remote}");
+}

@@ -109,6 +109,8 @@ pub enum ConnectorKind {
     Http {
         url: String,
         headers: BTreeMap<String, String>,
+        /// PEM certificates trusted for this server besides the system's (`caFile`, a private CA).
+        ca_file: Option<PathBuf>,
     },
 }
 
@@ -132,9 +134,14 @@ impl std::fmt::Debug for ConnectorKind {
                 )
                 .field("cwd", cwd)
                 .finish(),
-            ConnectorKind::Http { url, headers } => f
+            ConnectorKind::Http {
+                url,
+                headers,
+                ca_file,
+            } => f
                 .debug_struct("Http")
                 .field("url", url)
+                .field("ca_file", ca_file)
                 .field(
                     "headers",
                     &headers
@@ -383,6 +390,7 @@ struct RawConnector {
     cwd: Option<String>,
     url: Option<String>,
     headers: Option<Value>,
+    ca_file: Option<String>,
     approval: Option<Value>,
     confirm_in_app: Option<Value>,
     #[serde(default)]
@@ -642,6 +650,7 @@ fn connector_kind(
         _ => Ok(ConnectorKind::Http {
             url: entry.url.clone().unwrap_or_default(),
             headers: secrets(key, "headers", entry.headers.as_ref())?,
+            ca_file: entry.ca_file.as_deref().map(|c| resolve_path(c, data_dir)),
         }),
     }
 }

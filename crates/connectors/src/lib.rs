@@ -6,6 +6,7 @@ pub mod files;
 pub mod home;
 pub mod mcp;
 pub mod owner_only;
+pub mod remote;
 
 pub use files::FilesConnector;
 pub use home::{Home, HomeOptions};
@@ -46,7 +47,7 @@ impl Connectors {
                         )
                     })?;
                 built.all.push(Arc::new(connector));
-            } else if let Some(server) = McpConnector::from_config(entry) {
+            } else if let Some(server) = McpConnector::from_config(entry, data_dir) {
                 let server = Arc::new(server);
                 built.all.push(server.clone());
                 built.servers.push(server);

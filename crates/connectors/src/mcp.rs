@@ -3,6 +3,7 @@
 //! they die or hang, and their tool lists are cached per start.
 
 use crate::config::{Approval, ConnectorConfig, ConnectorKind, RevertTemplate, render_template};
+use crate::remote;
 use codemode::names::sanitize_tool_name;
 use codemode::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
 use rmcp::model::{
@@ -13,6 +14,7 @@ use rmcp::service::{RunningService, ServiceError};
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -86,6 +88,8 @@ pub struct McpConnector {
     state: Mutex<ServerState>,
     /// Values of `env` and `headers` as a server may print them, removed from every message.
     secrets: Arc<[String]>,
+    /// Where a remote server's sign-in is kept (`remote::credentials_path`); `None` for local servers.
+    credentials: Option<PathBuf>,
 }
 
 /// One start of a server.
@@ -152,11 +156,23 @@ impl McpConnector {
             generation: AtomicU64::new(0),
             state: Mutex::new(ServerState::NotStarted),
             secrets,
+            credentials: None,
         }
     }
 
+    /// Keeps a remote server's sign-in at `path`, as `codemode login` saves it.
+    pub fn with_credentials(mut self, path: PathBuf) -> Self {
+        self.credentials = Some(path);
+        self
+    }
+
+    /// Where this server's sign-in is kept, for a remote server.
+    pub fn credentials(&self) -> Option<&Path> {
+        self.credentials.as_deref()
+    }
+
     /// The MCP connector a `connectors.json` entry describes; `None` for other kinds.
-    pub fn from_config(entry: &ConnectorConfig) -> Option<Self> {
+    pub fn from_config(entry: &ConnectorConfig, data_dir: &Path) -> Option<Self> {
         if let ConnectorKind::Files { .. } = entry.kind {
             return None;
         }
@@ -170,13 +186,19 @@ impl McpConnector {
             revert: entry.revert.clone(),
             preview: entry.preview.clone(),
         };
-        Some(McpConnector::new(
+        let connector = McpConnector::new(
             &entry.name,
             entry.kind.clone(),
             policy,
             entry.call_timeout,
             entry.revert_timeout,
-        ))
+        );
+        Some(match entry.kind {
+            ConnectorKind::Http { .. } => {
+                connector.with_credentials(remote::credentials_path(data_dir, &entry.name))
+            }
+            _ => connector,
+        })
     }
 
     /// The tool's name as the server spells it (methods are sanitised names), which policy lists may use.
@@ -308,11 +330,15 @@ impl McpConnector {
                     }
                 }
             }
-            ConnectorKind::Http { url, headers } => {
-                let transport = http_transport(url, headers)?;
-                let service = client.serve(transport).await.map_err(|e| e.to_string())?;
-                (service, None)
-            }
+            ConnectorKind::Http {
+                url,
+                headers,
+                ca_file,
+            } => (
+                self.connect(client, url, headers, ca_file.as_deref())
+                    .await?,
+                None,
+            ),
         };
         let tools = match service.peer().list_all_tools().await {
             Ok(tools) => tools,
@@ -376,6 +402,54 @@ impl McpConnector {
         })
     }
 
+    /// Connects to a remote server over streamable HTTP(S), with its sign-in's token when one is kept (refreshed
+    /// before it expires). A server that asks for a sign-in nobody gave gets a message naming how to give it.
+    async fn connect(
+        &self,
+        client: ClientConfig,
+        url: &str,
+        headers: &BTreeMap<String, String>,
+        ca_file: Option<&Path>,
+    ) -> Result<RunningService<RoleClient, ClientConfig>, String> {
+        use rmcp::transport::StreamableHttpClientTransport;
+        use rmcp::transport::auth::AuthClient;
+        let http = remote::http_client(&self.name, ca_file)?;
+        let config = http_config(url, headers)?;
+        let authorization = match &self.credentials {
+            Some(path) => remote::stored_authorization(&self.name, url, &http, path).await?,
+            None => None,
+        };
+        let signed_in = authorization.is_some();
+        let served = match authorization {
+            Some(manager) => {
+                let transport = StreamableHttpClientTransport::with_client(
+                    AuthClient::new(http, manager),
+                    config,
+                );
+                client.serve(transport).await
+            }
+            None => {
+                client
+                    .serve(StreamableHttpClientTransport::with_client(http, config))
+                    .await
+            }
+        };
+        served.map_err(|e| {
+            if e.auth_challenge().is_some() {
+                remote::sign_in_needed(
+                    &self.name,
+                    if signed_in {
+                        "refused its sign-in (it expired or was revoked)"
+                    } else {
+                        "needs a sign-in"
+                    },
+                )
+            } else {
+                remote::describe_connect_error(url, &e)
+            }
+        })
+    }
+
     /// One `tools/call`, unwrapped as the reference does; `what` names the call in messages.
     async fn call(
         &self,
@@ -415,6 +489,14 @@ impl McpConnector {
                 Err(message)
             }
             Ok(Err(ServiceError::McpError(error))) => Err(self.redact(error.message.to_string())),
+            Ok(Err(error)) if error.auth_challenge().is_some() => {
+                let message = remote::sign_in_needed(
+                    &self.name,
+                    "refused its sign-in (it expired or was revoked)",
+                );
+                self.discard(&session, message.clone()).await;
+                Err(message)
+            }
             Ok(Err(error)) => {
                 let message = self.redact(with_tail(
                     format!(
@@ -581,10 +663,11 @@ fn with_tail(message: String, tail: &Mutex<VecDeque<String>>) -> String {
     }
 }
 
-fn http_transport(
+/// The transport's settings: the server's address and the configured headers.
+fn http_config(
     url: &str,
     headers: &BTreeMap<String, String>,
-) -> Result<impl rmcp::transport::Transport<RoleClient> + 'static, String> {
+) -> Result<rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let mut custom = std::collections::HashMap::new();
     for (name, value) in headers {
@@ -594,10 +677,7 @@ fn http_transport(
             .map_err(|_| format!("the value of header \"{name}\" is not valid in HTTP"))?;
         custom.insert(header, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom);
-    Ok(rmcp::transport::StreamableHttpClientTransport::from_config(
-        config,
-    ))
+    Ok(StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom))
 }
 
 impl Connector for McpConnector {

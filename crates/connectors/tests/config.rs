@@ -116,7 +116,7 @@ fn the_spec_example_parses_with_every_field() {
     assert_eq!(github.call_timeout, Duration::from_secs(30));
     assert_eq!(github.revert["create_issue"].method, "update_issue");
     assert!(
-        matches!(&config.connectors[2].kind, ConnectorKind::Http { url, headers } if url == "http://127.0.0.1:8931/mcp" && headers.len() == 1)
+        matches!(&config.connectors[2].kind, ConnectorKind::Http { url, headers, .. } if url == "http://127.0.0.1:8931/mcp" && headers.len() == 1)
     );
     assert_eq!(config.connectors[4].key, "brave-search");
     assert!(

@@ -21,4 +21,8 @@ error: string | null,
 /**
  * The configured hint shown to the model.
  */
-hint: string | null, methods: Array<MethodInfo>, };
+hint: string | null, 
+/**
+ * For a remote server (a `url`): whether an OAuth sign-in is kept for it. `None` for the others.
+ */
+signedIn: boolean | null, methods: Array<MethodInfo>, };

@@ -71,3 +71,71 @@ pub fn scratch(label: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     dir
 }
+
+/// A streamable-HTTP MCP server on the official Python SDK (`tests/servers/remote_mcp.py`), over TLS with a
+/// test CA and optionally behind OAuth; stopped when dropped.
+pub struct RemoteServer {
+    child: std::process::Child,
+    pub url: String,
+    pub certs: PathBuf,
+    pub events: PathBuf,
+}
+
+impl RemoteServer {
+    pub fn start(dir: &Path, extra: &[&str]) -> RemoteServer {
+        use std::io::BufRead;
+        let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers");
+        let certs = dir.join("certs");
+        let made = std::process::Command::new("bash")
+            .arg(servers.join("make_certs.sh"))
+            .arg(&certs)
+            .status()
+            .expect("make_certs.sh");
+        assert!(made.success(), "make_certs.sh failed");
+        let events = dir.join("events.jsonl");
+        let mut child = std::process::Command::new(test_deps().join("venv/bin/python"))
+            .arg(servers.join("remote_mcp.py"))
+            .arg("--certfile")
+            .arg(certs.join("server.pem"))
+            .arg("--keyfile")
+            .arg(certs.join("server.key"))
+            .arg("--events")
+            .arg(&events)
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::fs::File::create(dir.join("server.log")).expect("server.log"))
+            .spawn()
+            .expect("remote_mcp.py");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("ready line");
+        let url = line
+            .trim()
+            .strip_prefix("ready ")
+            .unwrap_or_else(|| panic!("remote_mcp.py did not start: {line:?}"))
+            .to_owned();
+        RemoteServer {
+            child,
+            url,
+            certs,
+            events,
+        }
+    }
+
+    /// The server's events (`remote_mcp.py --events`), one JSON object each.
+    pub fn events(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.events)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+}
+
+impl Drop for RemoteServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
