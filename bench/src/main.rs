@@ -93,17 +93,15 @@ fn open_home(dir: &Path, keep_warm: bool) -> Result<Home, String> {
 fn serve_mcp(dir: &Path) -> Result<(), String> {
     let runtime = codemode_cli::async_runtime().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let home = Home::open(
-            dir,
-            HomeOptions {
-                keep_warm: true,
-                extra_connectors: toys(),
-                ..HomeOptions::default()
-            },
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-        codemode_cli::mcp_server::serve(home).await
+        let options = HomeOptions {
+            keep_warm: true,
+            extra_connectors: toys(),
+            ..HomeOptions::default()
+        };
+        let home = Home::open(dir, options.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        codemode_cli::mcp_server::serve_home(home, options).await
     })
 }
 

@@ -1,7 +1,7 @@
 //! The app's state: the data directory opened as every host opens it, what keeps the window usable when it
 //! cannot be opened, and the UI preferences kept with tauri-plugin-store in the data directory.
 
-use codemode_api::{Api, ApiError};
+use codemode_api::{Api, ApiError, FollowingApi};
 use connectors::HomeOptions;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
@@ -43,8 +43,9 @@ pub struct Console {
     pub dir: PathBuf,
     /// `--home` as given, kept for the autostart entry.
     pub home_flag: Option<PathBuf>,
-    /// The opened data directory, or why it could not be opened (a database from a newer version…).
-    api: tokio::sync::RwLock<Result<Arc<Api>, String>>,
+    /// The opened data directory (or why it could not be opened: a database from a newer version…), opened
+    /// again when connectors.json changes.
+    api: FollowingApi,
     /// Set when another console already has this data directory open.
     pub other_instance: Option<String>,
     /// Held for the life of the app: other consoles see it taken.
@@ -54,11 +55,18 @@ pub struct Console {
 impl Console {
     pub async fn open(dir: PathBuf, home_flag: Option<PathBuf>) -> Console {
         let (instance_lock, other_instance) = take_instance_lock(&dir);
-        let api = open_api(&dir).await;
+        let api = FollowingApi::open(
+            &dir,
+            HomeOptions {
+                keep_warm: true,
+                ..HomeOptions::default()
+            },
+        )
+        .await;
         Console {
             dir,
             home_flag,
-            api: tokio::sync::RwLock::new(api),
+            api,
             other_instance,
             _instance_lock: instance_lock,
         }
@@ -66,24 +74,22 @@ impl Console {
 
     /// The API over the opened data directory, or an `internal` error saying why there is none.
     pub async fn api(&self) -> CommandResult<Arc<Api>> {
-        match &*self.api.read().await {
-            Ok(api) => Ok(api.clone()),
-            Err(message) => Err(ApiError::internal(message.clone())),
-        }
+        self.api.current().await
     }
 
     /// Why the data directory could not be opened, if it could not.
     pub async fn fatal(&self) -> Option<String> {
-        self.api.read().await.as_ref().err().cloned()
+        self.api.current().await.err().map(|e| e.message)
     }
 
-    /// Opens the data directory again (after `connectors.json` changed), stopping the old MCP servers.
+    /// How many times the data directory was opened again (connectors.json changed).
+    pub fn generation(&self) -> u64 {
+        self.api.generation()
+    }
+
+    /// Opens the data directory again now, without waiting for the next operation to see the change.
     pub async fn reopen(&self) {
-        let fresh = open_api(&self.dir).await;
-        let old = std::mem::replace(&mut *self.api.write().await, fresh);
-        if let Ok(old) = old {
-            old.shutdown().await;
-        }
+        self.api.reopen().await;
     }
 
     pub fn preferences<R: Runtime>(&self, app: &AppHandle<R>) -> Preferences {
@@ -136,19 +142,6 @@ impl Console {
         store.set("closeToTray", preferences.close_to_tray);
         store.save().map_err(|e| ApiError::internal(e.to_string()))
     }
-}
-
-async fn open_api(dir: &Path) -> Result<Arc<Api>, String> {
-    Api::open(
-        dir,
-        HomeOptions {
-            keep_warm: true,
-            ..HomeOptions::default()
-        },
-    )
-    .await
-    .map(Arc::new)
-    .map_err(|e| e.to_string())
 }
 
 /// An advisory lock on `<data dir>/console.lock`: a second console still opens (the database is shared safely

@@ -1,7 +1,8 @@
 //! Live updates across processes: the database's change token is polled a few times a second; any change (a
 //! pause written by `codemode mcp`, a decision from the CLI, our own writes) is pushed to the window as a
 //! `changed` event, and each newly paused run raises a desktop notification when they are enabled. Paused runs
-//! past their TTL are expired on the configured interval, as `codemode mcp` does.
+//! past their TTL are expired on the configured interval, as `codemode mcp` does. A change of connectors.json
+//! (the data directory opened again) is pushed as `connectors-changed`.
 
 use crate::console::Console;
 use codemode::PendingAction;
@@ -18,6 +19,7 @@ const POLL: Duration = Duration::from_millis(50);
 pub fn start(app: AppHandle) {
     tauri::async_runtime::spawn(async move {
         let mut last_token = None;
+        let mut last_generation = None;
         let mut known: Option<HashSet<(String, u64)>> = None;
         let mut next_sweep = tokio::time::Instant::now();
         let mut ticks = tokio::time::interval(POLL);
@@ -27,6 +29,12 @@ pub fn start(app: AppHandle) {
             let Ok(api) = console.api().await else {
                 continue;
             };
+            // connectors.json changed (here, in the CLI, by hand): the Connectors view lists them again.
+            let generation = console.generation();
+            if last_generation.is_some_and(|g| g != generation) {
+                let _ = app.emit("connectors-changed", json!({}));
+            }
+            last_generation = Some(generation);
             if tokio::time::Instant::now() >= next_sweep {
                 next_sweep = tokio::time::Instant::now() + api.sweep_interval();
                 if let Err(error) = api.sweep().await {

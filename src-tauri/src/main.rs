@@ -109,6 +109,14 @@ fn main() {
             commands::recent_calls,
             commands::render_preview,
             commands::take_open_request,
+            commands::add_server,
+            commands::add_pasted,
+            commands::remove_connector,
+            commands::test_server,
+            commands::set_method_flag,
+            commands::set_template,
+            commands::sign_in,
+            commands::sign_out,
         ])
         .build(tauri::generate_context!());
     let app = match built {

@@ -50,6 +50,26 @@ pub struct MethodInfo {
     pub arguments: Vec<String>,
 }
 
+impl From<codemode::ToolDescriptor> for MethodInfo {
+    fn from(m: codemode::ToolDescriptor) -> Self {
+        MethodInfo {
+            arguments: m
+                .input_schema
+                .as_ref()
+                .and_then(|schema| schema.get("properties"))
+                .and_then(|properties| properties.as_object())
+                .map(|properties| properties.keys().cloned().collect())
+                .unwrap_or_default(),
+            name: m.name,
+            description: m.description,
+            requires_approval: m.requires_approval,
+            replay: m.replay,
+            revertible: m.revertible,
+            hidden: m.hidden,
+        }
+    }
+}
+
 /// Every connector with its methods; MCP servers that have not started yet are started to list theirs.
 pub(crate) async fn list(home: &Home) -> Vec<ConnectorInfo> {
     let entries = home
@@ -81,25 +101,7 @@ pub(crate) async fn list(home: &Home) -> Vec<ConnectorInfo> {
                 signed_in: server
                     .and_then(|s| s.credentials())
                     .map(connectors::remote::signed_in),
-                methods: c
-                    .methods
-                    .into_iter()
-                    .map(|m| MethodInfo {
-                        arguments: m
-                            .input_schema
-                            .as_ref()
-                            .and_then(|schema| schema.get("properties"))
-                            .and_then(|properties| properties.as_object())
-                            .map(|properties| properties.keys().cloned().collect())
-                            .unwrap_or_default(),
-                        name: m.name,
-                        description: m.description,
-                        requires_approval: m.requires_approval,
-                        replay: m.replay,
-                        revertible: m.revertible,
-                        hidden: m.hidden,
-                    })
-                    .collect(),
+                methods: c.methods.into_iter().map(MethodInfo::from).collect(),
                 name: c.name,
             }
         })

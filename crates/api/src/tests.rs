@@ -762,3 +762,105 @@ async fn the_output_budget_comes_from_connectors_json_and_has_a_floor() {
         "{error}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connectors_edited_by_one_process_are_used_by_another_on_its_next_operation() {
+    let dir = fresh_dir("managing");
+    let options = HomeOptions {
+        worker: Some(worker()),
+        ..HomeOptions::default()
+    };
+    // Two hosts on one data directory: "the app" edits, "codemode mcp" follows.
+    let app = FollowingApi::open(&dir, options.clone()).await;
+    let agent_host = FollowingApi::open(&dir, options).await;
+    let before = app.generation();
+
+    // write_file is gated by default; the app turns its approval off, then on again.
+    let api = app.current().await.unwrap();
+    api.set_method_flag("files", "write_file", MethodFlag::Approval, false)
+        .await
+        .unwrap();
+    let text = std::fs::read_to_string(dir.join("connectors.json")).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        file["connectors"]["files"]["approval"],
+        json!(["delete_file", "move_file"])
+    );
+    assert_eq!(
+        keys(&file),
+        vec!["runtime", "connectors", "mcpServers"],
+        "the rest of the file stays"
+    );
+    let followed = agent_host.current().await.unwrap();
+    let outcome = followed
+        .run(
+            r#"async () => files.write_file({ path: "free.txt", content: "x" })"#,
+            "mcp",
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.status(), "completed", "{outcome:?}");
+    assert!(agent_host.generation() > before);
+
+    // A server added and removed; a bad one is refused and the file is left as it was.
+    let api = app.current().await.unwrap();
+    let draft = ServerDraft {
+        name: "ledger".into(),
+        command: Some("python3".into()),
+        args: vec!["ledger.py".into()],
+        env: [("TOKEN".to_owned(), "t0ken-value".to_owned())].into(),
+        ..ServerDraft::default()
+    };
+    api.add_server(&draft).unwrap();
+    assert_eq!(code_of(api.add_server(&draft)), ErrorCode::InvalidArgs);
+    let pasted = api
+        .add_pasted(r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "m"]}, "bad": {"command": "x", "colour": "red"}}}"#)
+        .unwrap_err();
+    assert!(pasted.message.contains("colour"), "{pasted:?}");
+    let listed: Vec<String> = agent_host
+        .current()
+        .await
+        .unwrap()
+        .connectors()
+        .await
+        .into_iter()
+        .map(|c| c.name)
+        .collect();
+    assert_eq!(
+        listed,
+        vec!["files", "ledger"],
+        "nothing of the refused paste was written"
+    );
+    let api = app.current().await.unwrap();
+    api.remove_connector("ledger").unwrap();
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("connectors.json")).unwrap())
+            .unwrap();
+    assert_eq!(file["mcpServers"], json!({}));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_draft_server_is_tested_without_being_saved() {
+    let dir = fresh_dir("testing");
+    let api = open(&dir).await;
+    let missing = ServerDraft {
+        name: "nowhere".into(),
+        command: Some("/nonexistent/mcp-server".into()),
+        ..ServerDraft::default()
+    };
+    let report = api
+        .test_server(&TestTarget::Draft { draft: missing })
+        .await
+        .unwrap();
+    assert!(!report.ok);
+    assert!(
+        report
+            .error
+            .as_deref()
+            .unwrap_or_default()
+            .contains("cannot run \"/nonexistent/mcp-server\""),
+        "{report:?}"
+    );
+    let text = std::fs::read_to_string(dir.join("connectors.json")).unwrap();
+    assert!(!text.contains("nowhere"), "a test saves nothing");
+}

@@ -31,6 +31,11 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     crate::RecentCall::export_all(&config)?;
     codemode::RuleListing::export_all(&config)?;
     RuntimeForm::export_all(&config)?;
+    crate::ServerDraft::export_all(&config)?;
+    crate::TestTarget::export_all(&config)?;
+    crate::TestReport::export_all(&config)?;
+    crate::MethodFlag::export_all(&config)?;
+    crate::TemplateField::export_all(&config)?;
     WaitOutcome::export_all(&config)?;
     ExecutionPage::export_all(&config)?;
     ExecutionQuery::export_all(&config)?;

@@ -264,7 +264,13 @@ async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     )
     .await?;
     if let Command::Mcp = cli.command {
-        mcp_server::serve(home).await.map_err(ApiError::internal)?;
+        let options = HomeOptions {
+            keep_warm,
+            ..HomeOptions::default()
+        };
+        mcp_server::serve_home(home, options)
+            .await
+            .map_err(ApiError::internal)?;
         return Ok(Report {
             json: Value::Null,
             text: String::new(),

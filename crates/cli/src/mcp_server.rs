@@ -3,8 +3,7 @@
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 
 use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
-use codemode_api::{Api, ApiError, bound_outcome};
-use connectors::Home;
+use codemode_api::{Api, ApiError, FollowingApi, bound_outcome};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, InitializeRequestParams, JsonObject, ListToolsResult,
@@ -21,8 +20,8 @@ const DEFAULT_WAIT_SECONDS: f64 = 50.0;
 const MAX_WAIT_SECONDS: f64 = 600.0;
 
 struct CodemodeServer {
-    api: Arc<Api>,
-    tools: Vec<Tool>,
+    /// Opened again when connectors.json changes, so a connector added from the app is usable at once.
+    api: Arc<FollowingApi>,
 }
 
 fn schema(value: Value) -> Arc<JsonObject> {
@@ -32,8 +31,9 @@ fn schema(value: Value) -> Arc<JsonObject> {
     }
 }
 
-impl CodemodeServer {
-    fn new(api: Arc<Api>) -> Self {
+/// The two tools, described with the connectors and budget of the configuration in force.
+fn tools(api: &Api) -> Vec<Tool> {
+    {
         let budget = api.output_budget(false).max_chars;
         let bounded = format!(
             "\n\nOutputs are bounded to {budget} characters of JSON (docs: \"Bounded outcomes\"): a long result is shrunk by structure (long strings shortened, long arrays and objects cut with a marker saying how many items were left out), console logs keep their first and last lines, and `calls` are left out unless you pass includeCalls: true (then a summary: seq, call, state). A cut outcome says \"truncated\": true and where the whole is. To get less cut, return only what you need: select fields, slice arrays, summarise in the program."
@@ -79,15 +79,18 @@ impl CodemodeServer {
                 .open_world(false),
         );
         wait.output_schema = Some(outcome_schema());
-        CodemodeServer {
-            api,
-            tools: vec![codemode, wait],
-        }
+        vec![codemode, wait]
     }
+}
 
+impl CodemodeServer {
     async fn run_code(&self, args: &JsonObject, client: Option<String>) -> CallToolResult {
+        let api = match self.api.current().await {
+            Ok(api) => api,
+            Err(error) => return misuse(&error),
+        };
         // A broken config is said before anything else: no call can succeed until it is fixed.
-        if let Err(error) = self.api.usable() {
+        if let Err(error) = api.usable() {
             return misuse(&error);
         }
         let Some(code) = args.get("code").and_then(Value::as_str) else {
@@ -97,8 +100,9 @@ impl CodemodeServer {
             Ok(include) => include,
             Err(refusal) => return misuse_text(refusal),
         };
-        match self.api.run(code, client.as_deref().unwrap_or("mcp")).await {
-            Ok(outcome) => self.answer(
+        match api.run(code, client.as_deref().unwrap_or("mcp")).await {
+            Ok(outcome) => answer(
+                &api,
                 serde_json::to_value(&outcome).unwrap_or(Value::Null),
                 include_calls,
             ),
@@ -111,6 +115,10 @@ impl CodemodeServer {
         args: &JsonObject,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResult {
+        let api = match self.api.current().await {
+            Ok(api) => api,
+            Err(error) => return misuse(&error),
+        };
         let Some(id) = args.get("executionId").and_then(Value::as_str) else {
             return misuse_text("Missing required argument \"executionId\" (a string)");
         };
@@ -130,11 +138,12 @@ impl CodemodeServer {
         let timeout = Duration::from_secs_f64(seconds);
         // A cancelled request is answered with where the run stands now.
         let waited = tokio::select! {
-            waited = self.api.wait(id, timeout) => waited,
-            () = context.ct.cancelled() => self.api.wait(id, Duration::ZERO).await,
+            waited = api.wait(id, timeout) => waited,
+            () = context.ct.cancelled() => api.wait(id, Duration::ZERO).await,
         };
         match waited {
-            Ok(waited) => self.answer(
+            Ok(waited) => answer(
+                &api,
                 serde_json::to_value(&waited).unwrap_or(Value::Null),
                 include_calls,
             ),
@@ -143,15 +152,10 @@ impl CodemodeServer {
     }
 }
 
-impl CodemodeServer {
-    /// Outcomes, error outcomes included, are ordinary results, bounded to what the model can use
-    /// (`runtime.maxOutputChars`); the audit log keeps everything.
-    fn answer(&self, outcome: Value, include_calls: bool) -> CallToolResult {
-        CallToolResult::structured(bound_outcome(
-            outcome,
-            self.api.output_budget(include_calls),
-        ))
-    }
+/// Outcomes, error outcomes included, are ordinary results, bounded to what the model can use
+/// (`runtime.maxOutputChars`); the audit log keeps everything.
+fn answer(api: &Api, outcome: Value, include_calls: bool) -> CallToolResult {
+    CallToolResult::structured(bound_outcome(outcome, api.output_budget(include_calls)))
 }
 
 /// The optional `includeCalls` flag; anything but a boolean is misuse (the refusal's text).
@@ -207,7 +211,12 @@ impl ServerHandler for CodemodeServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(self.tools.clone()))
+        let api = self
+            .api
+            .current()
+            .await
+            .map_err(|e| ErrorData::internal_error(e.message, None))?;
+        Ok(ListToolsResult::with_all_items(tools(&api)))
     }
 
     async fn call_tool(
@@ -280,29 +289,44 @@ fn stdio() -> StdioLines<StdioReader> {
     StdioLines::new(read, write, MAX_MESSAGE_BYTES)
 }
 
+/// Serves a data directory opened with `options`, following its connectors.json from then on.
+pub async fn serve_home(
+    home: connectors::Home,
+    options: connectors::HomeOptions,
+) -> Result<(), String> {
+    serve(FollowingApi::from_api(Api::new(home), options)).await
+}
+
 /// Serves on stdin/stdout until the client goes away, sweeping expired paused runs on the configured interval.
-pub async fn serve(home: Home) -> Result<(), String> {
-    let api = Arc::new(Api::new(home));
-    if let Some(error) = api.config_error() {
+pub async fn serve(api: FollowingApi) -> Result<(), String> {
+    let api = Arc::new(api);
+    if let Ok(current) = api.current().await
+        && let Some(error) = current.config_error()
+    {
         eprintln!("codemode mcp: connectors.json is invalid, every call will say so: {error}");
     }
     let sweeper = {
         let api = api.clone();
         tokio::spawn(async move {
-            let mut ticks = tokio::time::interval(api.sweep_interval());
             loop {
-                ticks.tick().await;
-                match api.sweep().await {
+                let Ok(current) = api.current().await else {
+                    tokio::time::sleep(Duration::from_secs(60)).await;
+                    continue;
+                };
+                match current.sweep().await {
                     Ok(expired) if !expired.is_empty() => {
                         eprintln!("codemode mcp: expired {} paused run(s)", expired.len());
                     }
                     Ok(_) => {}
                     Err(error) => eprintln!("codemode mcp: expiry sweep failed: {error}"),
                 }
+                let interval = current.sweep_interval();
+                drop(current);
+                tokio::time::sleep(interval).await;
             }
         })
     };
-    let server = CodemodeServer::new(api.clone());
+    let server = CodemodeServer { api: api.clone() };
     let served = server
         .serve(stdio())
         .await

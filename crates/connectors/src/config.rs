@@ -242,61 +242,52 @@ pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
     parse(&text, &path, data_dir)
 }
 
-/// Writes runtime settings back into `<data dir>/connectors.json`, keeping everything else in the file as it is.
-/// The file is replaced atomically (owner-only); a file that does not parse is left alone and reported.
+/// Writes runtime settings back into `<data dir>/connectors.json`, keeping everything else in the file as it is
+/// (an [`crate::editing::Edit`], with its lock and atomic replace); a file that does not parse is left alone
+/// and reported.
 pub fn save_runtime_settings(
     data_dir: &Path,
     settings: &RuntimeSettings,
 ) -> Result<(), ConfigError> {
-    let path = data_dir.join(FILE_NAME);
-    let error = |message: String| ConfigError {
-        file: path.display().to_string(),
+    check_settings(settings).map_err(|(_, message)| ConfigError {
+        file: data_dir.join(FILE_NAME).display().to_string(),
         line: 0,
         column: 0,
         message,
-    };
-    check_settings(settings).map_err(|(_, message)| error(message))?;
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => DEFAULT_CONFIG.to_owned(),
-        Err(e) => return Err(error(format!("cannot read it: {e}"))),
-    };
-    parse(&text, &path, data_dir)?;
-    let mut document: Value = serde_json::from_str(&text).map_err(|e| error(e.to_string()))?;
-    let Value::Object(top) = &mut document else {
-        return Err(error("the file is not a JSON object".to_owned()));
-    };
-    let runtime = top
-        .entry("runtime")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !runtime.is_object() {
-        *runtime = Value::Object(Map::new());
-    }
-    if let Value::Object(runtime) = runtime {
-        let fields = [
-            ("name", Value::from(settings.name.clone())),
-            ("maxExecutions", Value::from(settings.max_executions)),
-            (
-                "timeoutMs",
-                Value::from(settings.timeout.as_millis() as u64),
-            ),
-            ("memoryLimitMb", Value::from(settings.memory_limit_mb)),
-            ("pausedTtl", Value::from(format_age(settings.paused_ttl))),
-            (
-                "expirySweepMinutes",
-                Value::from(settings.expiry_sweep.as_secs() / 60),
-            ),
-        ];
-        for (key, value) in fields {
-            runtime.insert(key.to_owned(), value);
-        }
-    }
-    let mut text = serde_json::to_string_pretty(&document).map_err(|e| error(e.to_string()))?;
-    text.push('\n');
+    })?;
+    crate::editing::edit_file(data_dir, &[crate::editing::Edit::Runtime(settings.clone())])
+        .map(|_| ())
+}
+
+/// The `runtime` block's fields as the file spells them.
+pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Value); 6] {
+    [
+        ("name", Value::from(settings.name.clone())),
+        ("maxExecutions", Value::from(settings.max_executions)),
+        (
+            "timeoutMs",
+            Value::from(settings.timeout.as_millis() as u64),
+        ),
+        ("memoryLimitMb", Value::from(settings.memory_limit_mb)),
+        ("pausedTtl", Value::from(format_age(settings.paused_ttl))),
+        (
+            "expirySweepMinutes",
+            Value::from(settings.expiry_sweep.as_secs() / 60),
+        ),
+    ]
+}
+
+/// Replaces `<data dir>/connectors.json` with `text` atomically: written owner-only beside it, then renamed
+/// over it, so a host reading it sees the old file or the new, never half of one.
+pub(crate) fn replace_file(data_dir: &Path, text: &str) -> Result<(), String> {
+    let path = data_dir.join(FILE_NAME);
     let staging = data_dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
     let _ = std::fs::remove_file(&staging);
-    create_private(&staging, &text).map_err(|e| error(format!("cannot write it: {e}")))?;
-    std::fs::rename(&staging, &path).map_err(|e| error(format!("cannot replace it: {e}")))
+    create_private(&staging, text).map_err(|e| format!("cannot write it: {e}"))?;
+    std::fs::rename(&staging, &path).map_err(|e| {
+        let _ = std::fs::remove_file(&staging);
+        format!("cannot replace it: {e}")
+    })
 }
 
 /// Settings a person can type that the runtime cannot use, with the field at fault. Checked when the file is

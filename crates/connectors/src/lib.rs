@@ -2,6 +2,7 @@
 //! `connectors.json` configuration that declares them.
 
 pub mod config;
+pub mod editing;
 pub mod files;
 pub mod home;
 pub mod mcp;
