@@ -508,6 +508,41 @@ await test("connectors and settings views", async () => {
   await shot("settings-dark");
 });
 
+await test("a pasted Claude Desktop server is tested, added and gated from the app; the next call to the gated tool pauses", async () => {
+  const memoryServer = join(ROOT, ".test-deps", "node_modules", "@modelcontextprotocol", "server-memory", "dist", "index.js");
+  assert(existsSync(memoryServer), `${memoryServer} is installed by scripts/test`);
+  const configFile = join(HOME, "connectors.json");
+  await nav("connectors");
+  await click("#add-server");
+  await click("#server-mode-paste");
+  const pasted = { mcpServers: { memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(OUT, "memory.jsonl") } } } };
+  await setField("#server-paste", JSON.stringify(pasted, null, 2));
+  await click("#test-server");
+  await waitText("#server-test-result", (t) => t.includes("create_entities") && t.includes("memory"), "the test lists the server's tools");
+  assert(!readFileSync(configFile, "utf8").includes("server-memory"), "a test saves nothing");
+  await shot("connectors-add");
+  await click("#save-server");
+  await waitText('[data-connector="memory"]', (t) => t.includes("create_entities") && t.includes("ready"), "the added server, started, with its tools");
+  const written = JSON.parse(readFileSync(configFile, "utf8"));
+  assert(written.mcpServers.memory.command === process.execPath && written.connectors.files && written.runtime.maxExecutions === 77,
+    `the entry is added and the rest of the file kept: ${JSON.stringify(written)}`);
+  // Gate one tool; the CLI (another process) and the app both use the new list from their next call.
+  await clickInPage('[data-connector="memory"] tr[data-method="create_entities"] input[data-flag="approval"]');
+  await waitFor(() => (JSON.parse(readFileSync(configFile, "utf8")).mcpServers.memory.approval || []).includes("create_entities"), "the approval is written");
+  const paused = cli("run", writeProgram("remember.js", 'async () => memory.create_entities({ entities: [{ name: "e2e", entityType: "test", observations: ["gated"] }] })'));
+  assert(paused.status === "paused" && JSON.stringify(paused.pending).includes("create_entities"), JSON.stringify(paused));
+  const read = cli("run", writeProgram("read-graph.js", "async () => memory.read_graph({})"));
+  assert(read.status === "completed", `an ungated tool still runs: ${JSON.stringify(read)}`);
+  cli("reject", paused.executionId, String(paused.pending[0].seq));
+  await waitText('[data-connector="memory"]', (t) => t.includes("create_entities"), "listed again");
+  await shot("connectors-managed");
+  // Removed from the app: gone from the file, the rest kept.
+  await clickInPage('[data-connector="memory"] .remove-connector');
+  await click("#confirm-remove");
+  await waitFor(() => !JSON.parse(readFileSync(configFile, "utf8")).mcpServers.memory, "the server is removed from connectors.json");
+  await waitFor(async () => !(await browser.execute(() => !!document.querySelector('[data-connector="memory"]'))), "the view lists it no more");
+});
+
 await test("settings survive an app restart", async () => {
   await closeSession();
   await session();

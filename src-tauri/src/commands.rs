@@ -389,6 +389,14 @@ fn open_in_browser(address: &str) -> CommandResult<()> {
         .map_err(|e| ApiError::internal(format!("cannot open a browser ({browser}): {e}")))
 }
 
+/// The configured connectors without starting any server, shown while [`connectors`] starts them.
+#[tauri::command]
+pub async fn configured_connectors(
+    console: State<'_, Console>,
+) -> CommandResult<Vec<ConnectorInfo>> {
+    Ok(console.api().await?.configured_connectors())
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SettingsView {

@@ -110,6 +110,7 @@ fn main() {
             commands::render_preview,
             commands::take_open_request,
             commands::add_server,
+            commands::configured_connectors,
             commands::add_pasted,
             commands::remove_connector,
             commands::test_server,

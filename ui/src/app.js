@@ -7,7 +7,8 @@ import { rulesView } from "./rules.js";
 import { approvalsView } from "./approvals.js";
 import { executionsView } from "./executions.js";
 import { snippetsView, playgroundView } from "./library.js";
-import { connectorsView, settingsView } from "./system.js";
+import { settingsView } from "./system.js";
+import { connectorsView } from "./connectors.js";
 
 const tauri = window.__TAURI__;
 

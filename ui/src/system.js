@@ -1,53 +1,10 @@
-// Connectors (what agents can call, and whether each MCP server is up) and Settings (runtime settings shared
-// with the CLI and `codemode mcp` through connectors.json; this window's preferences).
+// Settings: runtime settings shared with the CLI and `codemode mcp` through connectors.json, and this window's
+// preferences.
 
 import { app, call, refresh, applyTheme, abbreviate } from "./core.js";
 
-/** @typedef {import('./types/ConnectorInfo').ConnectorInfo} ConnectorInfo */
 /** @typedef {import('./types/RuntimeForm').RuntimeForm} RuntimeForm */
 import { h, clear, toast, copy } from "./widgets.js";
-
-export function connectorsView(root) {
-  const page = h("div.pagewide#connectors-page");
-  clear(root, page);
-
-  async function load() {
-    const overview = app.overview || {};
-    const head = [h("h2", "Connectors")];
-    if (overview.configError) head.push(h("div.inline-error#config-error", `connectors.json is invalid:\n${overview.configError}`));
-    clear(page, head, h("div.dim", "Starting MCP servers to list their tools…"));
-    /** @type {ConnectorInfo[]} */
-    let cards;
-    try {
-      cards = await call("connectors");
-    } catch (error) {
-      clear(page, head, h("div.inline-error", error.message));
-      return;
-    }
-    const blocks = cards.map((c) => h("div.section", { dataset: { connector: c.name } },
-      h("div.section-head",
-        h("span", { style: "display:flex;gap:8px;align-items:center;text-transform:none;letter-spacing:0;font-size:13px;color:var(--text)" },
-          h(`span.dot.${c.status === "error" ? "error" : c.status === "ready" ? "applied" : "step"}`, { title: c.status }),
-          h("b.mono", c.name), h("span.tag", c.kind), h("span.dim", c.status)),
-        h("span.mono", { style: "text-transform:none;letter-spacing:0;font-weight:400" }, abbreviate(c.endpoint))),
-      c.error ? h("div.section-body", h("div.inline-error", { style: "margin:0" }, c.error)) : null,
-      c.hint ? h("div.section-body.dim", `Hint for the model: ${c.hint}`) : null,
-      c.methods.length ? h("div.section-body.flush", h("table.methods",
-        h("thead", h("tr", ["Method", "Approval", "Reexecute", "Revertible", "Hidden", "Description"].map((t) => h("th", t)))),
-        h("tbody", c.methods.map((m) => h("tr",
-          h("td.mono", m.name),
-          h("td", m.requiresApproval ? h("span.flag", "✓") : ""),
-          h("td", m.replay === "reexecute" ? h("span.flag", "✓") : ""),
-          h("td", m.revertible ? h("span.flag", "✓") : ""),
-          h("td", m.hidden ? h("span.flag", "✓") : ""),
-          h("td.dim", (m.description || "").split("\n")[0])))))) : null));
-    clear(page, head, blocks.length ? blocks : h("div.empty", "No connectors are configured. Add them to connectors.json."),
-      h("div.dim", { style: "margin-top:8px" }, `Configured in ${abbreviate(overview.dataDir)}/connectors.json — shared with the codemode CLI and codemode mcp.`));
-  }
-
-  load();
-  return {};
-}
 
 export function settingsView(root) {
   const page = h("div.pagewide#settings-page");

@@ -446,6 +446,11 @@ impl Api {
         }
     }
 
+    /// The configured connectors as they stand, starting nothing (their methods come with [`Api::connectors`]).
+    pub fn configured_connectors(&self) -> Vec<ConnectorInfo> {
+        listing::configured(&self.home)
+    }
+
     /// Ranked search over connector methods and snippets.
     pub async fn search(&self, query: &str) -> Result<SearchOutput, ApiError> {
         Ok(self.home.runtime.search(query).await?)

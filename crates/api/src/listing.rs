@@ -1,11 +1,13 @@
 //! The connectors as every front end lists them: one shape for the CLI's table and `--json` and the app's
 //! Connectors view — where each runs (secrets masked), whether it is up, and its methods with their flags.
 
+use codemode::names::sanitize_tool_name;
 use codemode::{Connector, Replay};
 use connectors::Home;
-use connectors::config::ConnectorKind;
+use connectors::config::{ConnectorKind, RevertTemplate};
 use connectors::mcp::ServerState;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// One configured connector.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -23,6 +25,10 @@ pub struct ConnectorInfo {
     pub hint: Option<String>,
     /// For a remote server (a `url`): whether an OAuth sign-in is kept for it. `None` for the others.
     pub signed_in: Option<bool>,
+    /// Revert templates (`{"method", "args"}`) by method, as the app edits them.
+    pub reverts: BTreeMap<String, serde_json::Value>,
+    /// Preview templates by method.
+    pub previews: BTreeMap<String, serde_json::Value>,
     pub methods: Vec<MethodInfo>,
 }
 
@@ -33,6 +39,8 @@ pub enum ConnectorStatus {
     Ready,
     /// An MCP server that has not started yet.
     Stopped,
+    /// An MCP server starting now.
+    Starting,
     Error,
 }
 
@@ -72,42 +80,77 @@ impl From<codemode::ToolDescriptor> for MethodInfo {
 
 /// Every connector with its methods; MCP servers that have not started yet are started to list theirs.
 pub(crate) async fn list(home: &Home) -> Vec<ConnectorInfo> {
-    let entries = home
-        .config
-        .as_ref()
-        .map(|c| c.connectors.as_slice())
-        .unwrap_or_default();
     home.runtime
         .connectors()
         .await
         .into_iter()
         .map(|c| {
-            let entry = entries.iter().find(|e| e.name == c.name);
-            let server = home.connectors.servers.iter().find(|s| s.name() == c.name);
-            let (status, server_error) = match (server.map(|s| s.state()), &c.error) {
-                (_, Some(_)) => (ConnectorStatus::Error, None),
-                (Some(ServerState::Failed { error }), None) => {
-                    (ConnectorStatus::Error, Some(error))
-                }
-                (Some(ServerState::NotStarted), None) => (ConnectorStatus::Stopped, None),
-                _ => (ConnectorStatus::Ready, None),
-            };
-            ConnectorInfo {
-                kind: home.kind_of(&c.name).to_owned(),
-                endpoint: entry.map(|e| endpoint(&e.kind)),
-                status,
-                error: c.error.or(server_error),
-                hint: entry.and_then(|e| e.hint.clone()),
-                signed_in: server
-                    .and_then(|s| s.credentials())
-                    .map(connectors::remote::signed_in),
-                methods: c.methods.into_iter().map(MethodInfo::from).collect(),
-                name: c.name,
-            }
+            let methods = c.methods.into_iter().map(MethodInfo::from).collect();
+            info(home, c.name, c.error, methods)
         })
         .collect()
 }
 
+/// The configured connectors as they stand, without starting any server: what a view shows while the full
+/// listing starts them.
+pub(crate) fn configured(home: &Home) -> Vec<ConnectorInfo> {
+    home.config
+        .iter()
+        .flat_map(|c| c.connectors.iter())
+        .map(|entry| info(home, entry.name.clone(), None, Vec::new()))
+        .collect()
+}
+
+fn info(
+    home: &Home,
+    name: String,
+    error: Option<String>,
+    methods: Vec<MethodInfo>,
+) -> ConnectorInfo {
+    let entry = home
+        .config
+        .iter()
+        .flat_map(|c| c.connectors.iter())
+        .find(|e| e.name == name);
+    let server = home.connectors.servers.iter().find(|s| s.name() == name);
+    let (status, server_error) = match (server.map(|s| s.state()), &error) {
+        (_, Some(_)) => (ConnectorStatus::Error, None),
+        (Some(ServerState::Failed { error }), None) => (ConnectorStatus::Error, Some(error)),
+        (Some(ServerState::NotStarted), None) => (ConnectorStatus::Stopped, None),
+        (Some(ServerState::Starting), None) => (ConnectorStatus::Starting, None),
+        _ => (ConnectorStatus::Ready, None),
+    };
+    let templates =
+        |of: fn(&connectors::config::ConnectorConfig) -> &BTreeMap<String, RevertTemplate>| {
+            entry
+                .map(|e| {
+                    of(e)
+                        .iter()
+                        .map(|(method, t)| {
+                            (
+                                sanitize_tool_name(method),
+                                serde_json::json!({"method": t.method, "args": t.args}),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+    ConnectorInfo {
+        kind: home.kind_of(&name).to_owned(),
+        endpoint: entry.map(|e| endpoint(&e.kind)),
+        status,
+        error: error.or(server_error),
+        hint: entry.and_then(|e| e.hint.clone()),
+        signed_in: server
+            .and_then(|s| s.credentials())
+            .map(connectors::remote::signed_in),
+        reverts: templates(|e| &e.revert),
+        previews: templates(|e| &e.preview),
+        methods,
+        name,
+    }
+}
 /// Where a connector runs, with the values of `env` and `headers` masked: only their names are shown.
 pub fn endpoint(kind: &ConnectorKind) -> String {
     match kind {
@@ -133,7 +176,9 @@ pub fn endpoint(kind: &ConnectorKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::endpoint;
-    use connectors::config::ConnectorKind;
+    use codemode::names::sanitize_tool_name;
+    use connectors::config::{ConnectorKind, RevertTemplate};
+    use std::collections::BTreeMap;
 
     #[test]
     fn endpoints_show_env_and_header_names_never_their_values() {

@@ -290,7 +290,8 @@ async fn connectors_are_listed_in_one_shape() {
     assert_eq!(
         keys(files),
         vec![
-            "name", "kind", "endpoint", "status", "error", "hint", "signedIn", "methods"
+            "name", "kind", "endpoint", "status", "error", "hint", "signedIn", "reverts",
+            "previews", "methods"
         ]
     );
     assert_eq!(

@@ -69,8 +69,15 @@ impl Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
     NotStarted,
-    Running { pid: Option<u32>, tools: usize },
-    Failed { error: String },
+    /// Starting now (a first call, a listing, a test).
+    Starting,
+    Running {
+        pid: Option<u32>,
+        tools: usize,
+    },
+    Failed {
+        error: String,
+    },
 }
 
 /// An MCP server as a connector.
@@ -237,6 +244,7 @@ impl McpConnector {
             stop(dead).await;
         }
         let generation = self.generation.fetch_add(1, Ordering::SeqCst) + 1;
+        *lock(&self.state) = ServerState::Starting;
         let start_timeout = self.call_timeout.max(MIN_START_TIMEOUT);
         let started = tokio::time::timeout(start_timeout, self.start(generation)).await;
         let result = match started {

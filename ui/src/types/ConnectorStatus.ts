@@ -3,4 +3,4 @@
 /**
  * Whether a connector can be called right now.
  */
-export type ConnectorStatus = "ready" | "stopped" | "error";
+export type ConnectorStatus = "ready" | "stopped" | "starting" | "error";
