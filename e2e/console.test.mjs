@@ -543,6 +543,48 @@ await test("a pasted Claude Desktop server is tested, added and gated from the a
   await waitFor(async () => !(await browser.execute(() => !!document.querySelector('[data-connector="memory"]'))), "the view lists it no more");
 });
 
+await test("a remote server added by URL asks for a sign-in; Sign in goes through the browser and the next call runs", async () => {
+  const servers = join(ROOT, "crates", "connectors", "tests", "servers");
+  const certs = join(OUT, "certs");
+  execFileSync("bash", [join(servers, "make_certs.sh"), certs]);
+  const server = spawn(join(ROOT, ".test-deps", "venv", "bin", "python"), [join(servers, "remote_mcp.py"), "--oauth",
+    "--certfile", join(certs, "server.pem"), "--keyfile", join(certs, "server.key")], { stdio: ["ignore", "pipe", "ignore"] });
+  try {
+    const url = await new Promise((resolvePromise, reject) => {
+      let text = "";
+      server.stdout.on("data", (chunk) => { text += chunk; const m = /ready (\S+)/.exec(text); if (m) resolvePromise(m[1]); });
+      server.on("exit", () => reject(new Error("remote_mcp.py ended")));
+    });
+    await nav("connectors");
+    await click("#add-server");
+    await click("#server-mode-url");
+    await setField("#server-name", "tracker");
+    await setField("#server-url", url);
+    await setField("#server-ca-file", join(certs, "ca.pem"));
+    await click("#save-server");
+    const section = '[data-connector="tracker"]';
+    await waitText(section, (t) => t.includes("needs a sign-in") && t.includes("codemode login tracker"), "the server asks for a sign-in, naming the command and the button");
+    // An error outcome exits 1; its JSON is on stdout all the same.
+    const ran = spawnSync(join(BIN, "codemode"), ["--home", HOME, "--json", "run", writeProgram("whoami.js", "async () => tracker.whoami({})")], { encoding: "utf8" });
+    const before = JSON.parse(ran.stdout);
+    assert(before.status === "error" && before.error.includes("Sign in"), JSON.stringify(before));
+    await shot("connectors-sign-in");
+    await clickInPage(`${section} .sign-in`);
+    await waitText(section, (t) => t.includes("Signed in") && t.includes("whoami"), "signed in, and the server lists its tools", 30000);
+    assert(readFileSync(join(OUT, "browser.log"), "utf8").includes("/authorize -> Signed in"), "the browser went through the authorization");
+    const after = cli("run", writeProgram("whoami.js", "async () => tracker.whoami({})"));
+    assert(after.status === "completed" && typeof after.result === "string", JSON.stringify(after));
+    await clickInPage(`${section} .sign-out`);
+    await waitText(section, (t) => t.includes("Sign in") && !t.includes("Signed in"), "signed out");
+    assert(!existsSync(join(HOME, "sign-in", "tracker.json")), "the tokens are gone");
+    await clickInPage(`${section} .remove-connector`);
+    await click("#confirm-remove");
+    await waitFor(() => !JSON.parse(readFileSync(join(HOME, "connectors.json"), "utf8")).mcpServers.tracker, "removed");
+  } finally {
+    server.kill();
+  }
+});
+
 await test("settings survive an app restart", async () => {
   await closeSession();
   await session();

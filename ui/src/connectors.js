@@ -128,7 +128,8 @@ function section(c, starting, reload) {
   const status = starting && c.status === "stopped" ? "starting" : c.status;
   const mcp = c.kind === "mcp";
   const buttons = [];
-  if (c.signedIn === false) buttons.push(h("button.btn.small.sign-in", { onclick: (e) => signIn(c.name, e.currentTarget, reload) }, "Sign in"));
+  const asked = (c.error || "").includes("sign-in");
+  if (c.signedIn === false) buttons.push(h(`button.btn.small.sign-in${asked ? ".primary" : ""}`, { onclick: (e) => signIn(c.name, e.currentTarget, reload) }, "Sign in"));
   if (c.signedIn === true) buttons.push(h("span.dim", "Signed in"), h("button.btn.small.sign-out", { onclick: async () => { await act(() => call("sign_out", { connector: c.name }), `Signed out of ${c.name}`); reload(); } }, "Sign out"));
   if (mcp) buttons.push(h("button.btn.small.test-connector", { onclick: async (e) => {
     e.currentTarget.disabled = true;

@@ -1098,6 +1098,10 @@ struct RemoteServer {
 
 impl RemoteServer {
     fn start(dir: &Path) -> RemoteServer {
+        Self::start_with(dir, &["--oauth"])
+    }
+
+    fn start_with(dir: &Path, extra: &[&str]) -> RemoteServer {
         let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../connectors/tests/servers");
         let certs = dir.join("certs");
         let made = Command::new("bash")
@@ -1108,7 +1112,8 @@ impl RemoteServer {
         assert!(made.success());
         let mut child = Command::new(python_with_the_mcp_sdk())
             .arg(servers.join("remote_mcp.py"))
-            .args(["--oauth", "--certfile"])
+            .args(extra)
+            .arg("--certfile")
             .arg(certs.join("server.pem"))
             .arg("--keyfile")
             .arg(certs.join("server.key"))
@@ -1273,4 +1278,37 @@ fn codemode_login_signs_in_to_a_remote_server_and_its_tokens_reach_no_surface_of
     );
     let (code, not_remote) = json(&home, &["login", "files"]);
     assert_ne!(code, 0, "{not_remote}");
+}
+
+/// Without a `caFile`, a server's certificate is checked against the system's trust store: the one that
+/// `SSL_CERT_FILE` names here, as OpenSSL-based tools read it, so the test need not change the machine's.
+#[test]
+fn https_trusts_what_the_system_store_trusts() {
+    let home = home("system-store");
+    let server = RemoteServer::start_with(&home, &[]);
+    let config = json!({"connectors": {"remote": {"type": "mcp", "url": server.url}}});
+    std::fs::write(home.join("connectors.json"), format!("{config:#}")).unwrap();
+    let echo = program(
+        &home,
+        "echo.js",
+        r#"async () => remote.echo({ text: "trusted" })"#,
+    );
+    let refused = codemode(&home, &["--json", "run", &echo]).json();
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the certificate of localhost was refused"),
+        "{refused}"
+    );
+    let run = Command::new(BINARY)
+        .arg("--home")
+        .arg(&home)
+        .args(["--json", "run", &echo])
+        .env("CODEMODE_WORKER", worker())
+        .env("SSL_CERT_FILE", &server.ca)
+        .output()
+        .unwrap();
+    let trusted: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(trusted["result"], "trusted", "{trusted}");
 }

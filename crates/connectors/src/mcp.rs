@@ -249,6 +249,10 @@ impl McpConnector {
         let started = tokio::time::timeout(start_timeout, self.start(generation)).await;
         let result = match started {
             Ok(Ok(session)) => Ok(Arc::new(session)),
+            // A reason that already names the server (a sign-in it needs) is said as it is.
+            Ok(Err(reason)) if reason.starts_with(&format!("MCP server \"{}\"", self.name)) => {
+                Err(reason)
+            }
             Ok(Err(reason)) => Err(format!(
                 "MCP server \"{}\" failed to start: {reason}",
                 self.name
