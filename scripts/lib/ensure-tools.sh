@@ -43,6 +43,8 @@ ensure_test_deps() {
   command -v node >/dev/null 2>&1 || apt_install nodejs npm
   command -v npm >/dev/null 2>&1 || apt_install npm
   command -v python3 >/dev/null 2>&1 || apt_install python3
+  # The remote-server tests make a CA and certificates (crates/connectors/tests/servers/make_certs.sh).
+  command -v openssl >/dev/null 2>&1 || apt_install openssl ca-certificates
   mkdir -p "$deps"
   if [ "$(cat "$deps/npm.pins" 2>/dev/null)" != "$TEST_NPM_PACKAGES" ]; then
     echo "== installing $TEST_NPM_PACKAGES"
