@@ -224,15 +224,22 @@ pub struct ConfigError {
     pub message: String,
 }
 
+impl ConfigError {
+    /// An error about the file as a whole (reading or writing it), with no position.
+    pub fn whole_file(path: &Path, message: String) -> Self {
+        ConfigError {
+            file: path.display().to_string(),
+            line: 0,
+            column: 0,
+            message,
+        }
+    }
+}
+
 /// Reads `<data dir>/connectors.json`, creating it (owner-only) with the default when it is missing.
 pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
     let path = data_dir.join(FILE_NAME);
-    let io_error = |message: String| ConfigError {
-        file: path.display().to_string(),
-        line: 0,
-        column: 0,
-        message,
-    };
+    let io_error = |message: String| ConfigError::whole_file(&path, message);
     if !path.exists() {
         create_private(&path, DEFAULT_CONFIG)
             .map_err(|e| io_error(format!("cannot create it: {e}")))?;
@@ -249,12 +256,8 @@ pub fn save_runtime_settings(
     data_dir: &Path,
     settings: &RuntimeSettings,
 ) -> Result<(), ConfigError> {
-    check_settings(settings).map_err(|(_, message)| ConfigError {
-        file: data_dir.join(FILE_NAME).display().to_string(),
-        line: 0,
-        column: 0,
-        message,
-    })?;
+    check_settings(settings)
+        .map_err(|(_, message)| ConfigError::whole_file(&data_dir.join(FILE_NAME), message))?;
     crate::editing::edit_file(data_dir, &[crate::editing::Edit::Runtime(settings.clone())])
         .map(|_| ())
 }

@@ -183,12 +183,7 @@ pub fn apply(text: &str, edit: &Edit) -> Result<String, String> {
 /// edit whose result would not parse, with the reason.
 pub fn edit_file(data_dir: &Path, edits: &[Edit]) -> Result<Config, ConfigError> {
     let path = data_dir.join(FILE_NAME);
-    let error = |message: String| ConfigError {
-        file: path.display().to_string(),
-        line: 0,
-        column: 0,
-        message,
-    };
+    let error = |message: String| ConfigError::whole_file(&path, message);
     let _lock = lock(data_dir).map_err(|e| error(format!("cannot lock it: {e}")))?;
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,

@@ -2,27 +2,18 @@
 //! `@modelcontextprotocol/server-filesystem` from npm, and a misbehaving server on the official Python SDK
 //! (`tests/servers/trouble.py`). Everything goes through `connectors.json`, as a user configures it.
 
-use codemode::{Actor, Runtime, RuntimeOptions};
+use codemode::{Actor, Runtime};
 use connectors::Connectors;
 use connectors::config;
 use serde_json::{Value, json};
 use std::path::Path;
 
 mod support;
-use support::{npm_server, scratch, trouble_server, worker};
+use support::{npm_server, scratch, trouble_server};
 
 /// A runtime over the connectors a `connectors.json` text declares.
 async fn open(dir: &Path, config_text: &str) -> (Runtime, Connectors) {
-    let parsed = config::parse(config_text, &dir.join("connectors.json"), dir).expect("config");
-    let built = Connectors::build(&parsed, dir).expect("connectors");
-    let options = RuntimeOptions {
-        worker: Some(worker()),
-        ..RuntimeOptions::default()
-    };
-    let runtime = Runtime::open(&dir.join("codemode.db"), options, built.all.clone())
-        .await
-        .expect("runtime");
-    (runtime, built)
+    support::open_runtime(dir, config_text).await
 }
 
 fn outcome(o: &codemode::Outcome) -> Value {

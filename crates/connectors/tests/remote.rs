@@ -3,28 +3,18 @@
 //! CA refused with the connector, host and reason named, and the whole sign-in (discovery, registration, PKCE,
 //! the loopback redirect) driven headlessly, then a refresh before expiry and a revoked sign-in.
 
-use codemode::{Runtime, RuntimeOptions};
-use connectors::config;
+use codemode::Runtime;
 use connectors::{Connectors, remote};
 use serde_json::{Value, json};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 mod support;
-use support::{RemoteServer, scratch, worker};
+use support::{RemoteServer, scratch};
 
 async fn open(dir: &Path, entry: Value) -> (Runtime, Connectors) {
     let text = json!({"mcpServers": {"remote": entry}}).to_string();
-    let parsed = config::parse(&text, &dir.join("connectors.json"), dir).expect("config");
-    let built = Connectors::build(&parsed, dir).expect("connectors");
-    let options = RuntimeOptions {
-        worker: Some(worker()),
-        ..RuntimeOptions::default()
-    };
-    let runtime = Runtime::open(&dir.join("codemode.db"), options, built.all.clone())
-        .await
-        .expect("runtime");
-    (runtime, built)
+    support::open_runtime(dir, &text).await
 }
 
 async fn run(runtime: &Runtime, code: &str) -> Value {

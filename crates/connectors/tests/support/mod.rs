@@ -139,3 +139,21 @@ impl Drop for RemoteServer {
         let _ = self.child.wait();
     }
 }
+
+/// A runtime over the connectors a `connectors.json` text declares, as a host opens them.
+pub async fn open_runtime(
+    dir: &Path,
+    config_text: &str,
+) -> (codemode::Runtime, connectors::Connectors) {
+    let parsed =
+        connectors::config::parse(config_text, &dir.join("connectors.json"), dir).expect("config");
+    let built = connectors::Connectors::build(&parsed, dir).expect("connectors");
+    let options = codemode::RuntimeOptions {
+        worker: Some(worker()),
+        ..codemode::RuntimeOptions::default()
+    };
+    let runtime = codemode::Runtime::open(&dir.join("codemode.db"), options, built.all.clone())
+        .await
+        .expect("runtime");
+    (runtime, built)
+}
