@@ -176,9 +176,7 @@ pub fn endpoint(kind: &ConnectorKind) -> String {
 #[cfg(test)]
 mod tests {
     use super::endpoint;
-    use codemode::names::sanitize_tool_name;
-    use connectors::config::{ConnectorKind, RevertTemplate};
-    use std::collections::BTreeMap;
+    use connectors::config::ConnectorKind;
 
     #[test]
     fn endpoints_show_env_and_header_names_never_their_values() {
