@@ -389,27 +389,43 @@ impl Api {
     /// restarted with them on its next call.
     pub async fn sign_in(&self, connector: &str, open: impl FnOnce(&str)) -> Result<(), ApiError> {
         self.usable()?;
-        let (url, ca_file, path) = self.remote(connector)?;
-        connectors::remote::sign_in(connector, &url, ca_file.as_deref(), &path, open)
-            .await
-            .map_err(ApiError::invalid_args)?;
+        let (url, ca_file, oauth, path) = self.remote(connector)?;
+        connectors::remote::sign_in(
+            connector,
+            &url,
+            ca_file.as_deref(),
+            oauth.as_ref(),
+            &path,
+            open,
+        )
+        .await
+        .map_err(ApiError::invalid_args)?;
         self.restart(connector).await;
         Ok(())
     }
 
     /// Forgets a remote connector's sign-in; `false` when there was none.
     pub async fn sign_out(&self, connector: &str) -> Result<bool, ApiError> {
-        let (_, _, path) = self.remote(connector)?;
+        let (_, _, _, path) = self.remote(connector)?;
         let signed_out = connectors::remote::sign_out(&path).map_err(ApiError::internal)?;
         self.restart(connector).await;
         Ok(signed_out)
     }
 
-    /// A remote connector's address, private CA and sign-in file.
+    /// A remote connector's address, private CA, pre-registered client and sign-in file.
+    #[allow(clippy::type_complexity)]
     fn remote(
         &self,
         connector: &str,
-    ) -> Result<(String, Option<std::path::PathBuf>, std::path::PathBuf), ApiError> {
+    ) -> Result<
+        (
+            String,
+            Option<std::path::PathBuf>,
+            Option<config::OAuthClient>,
+            std::path::PathBuf,
+        ),
+        ApiError,
+    > {
         let entry = self
             .home
             .config
@@ -424,9 +440,15 @@ impl Api {
             .iter()
             .find(|s| s.name() == connector);
         match (&entry.kind, server.and_then(|s| s.credentials())) {
-            (config::ConnectorKind::Http { url, ca_file, .. }, Some(path)) => {
-                Ok((url.clone(), ca_file.clone(), path.to_owned()))
-            }
+            (
+                config::ConnectorKind::Http {
+                    url,
+                    ca_file,
+                    oauth,
+                    ..
+                },
+                Some(path),
+            ) => Ok((url.clone(), ca_file.clone(), oauth.clone(), path.to_owned())),
             _ => Err(ApiError::invalid_args(format!(
                 "connector \"{connector}\" is not a remote server (it has no \"url\"): there is nothing to sign in to"
             ))),

@@ -194,6 +194,7 @@ mod tests {
             url: "http://127.0.0.1:8931/mcp".into(),
             headers: [("Authorization".to_owned(), "Bearer secret456".to_owned())].into(),
             ca_file: None,
+            oauth: None,
         };
         assert_eq!(
             endpoint(&http),

@@ -111,7 +111,29 @@ pub enum ConnectorKind {
         headers: BTreeMap<String, String>,
         /// PEM certificates trusted for this server besides the system's (`caFile`, a private CA).
         ca_file: Option<PathBuf>,
+        /// A client registered with the server's authorization server beforehand (`oauth`), for servers
+        /// without dynamic registration; `None` registers dynamically at sign-in.
+        oauth: Option<OAuthClient>,
     },
+}
+
+/// `"oauth": {"clientId", "clientSecret"?, "scopes"?}` of a remote connector (docs/remote-servers.md).
+#[derive(Clone, PartialEq, Default)]
+pub struct OAuthClient {
+    pub client_id: Option<String>,
+    /// A secret: never shown, and removed from every message.
+    pub client_secret: Option<String>,
+    pub scopes: Vec<String>,
+}
+
+impl std::fmt::Debug for OAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClient")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("scopes", &self.scopes)
+            .finish()
+    }
 }
 
 /// Secrets stay out of logs: `env` and `headers` show their names only.
@@ -138,10 +160,12 @@ impl std::fmt::Debug for ConnectorKind {
                 url,
                 headers,
                 ca_file,
+                oauth,
             } => f
                 .debug_struct("Http")
                 .field("url", url)
                 .field("ca_file", ca_file)
+                .field("oauth", oauth)
                 .field(
                     "headers",
                     &headers
@@ -385,6 +409,8 @@ struct RawConnector {
     url: Option<String>,
     headers: Option<Value>,
     ca_file: Option<String>,
+    /// Checked by hand so that a wrong value is never echoed.
+    oauth: Option<Value>,
     approval: Option<Value>,
     confirm_in_app: Option<Value>,
     #[serde(default)]
@@ -645,8 +671,52 @@ fn connector_kind(
             url: entry.url.clone().unwrap_or_default(),
             headers: secrets(key, "headers", entry.headers.as_ref())?,
             ca_file: entry.ca_file.as_deref().map(|c| resolve_path(c, data_dir)),
+            oauth: entry
+                .oauth
+                .as_ref()
+                .map(|o| oauth_client(key, o))
+                .transpose()?,
         }),
     }
+}
+
+/// `oauth` of a remote connector; a wrong value is described, never echoed (it may hold the secret).
+fn oauth_client(key: &str, value: &Value) -> Result<OAuthClient, String> {
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{key}.oauth must be an object: {{\"clientId\", \"clientSecret\", \"scopes\"}}"
+        ));
+    };
+    let text = |field: &str| match map.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) if !s.trim().is_empty() => Ok(Some(s.trim().to_owned())),
+        Some(_) => Err(format!("{key}.oauth.{field} must be a non-empty string")),
+    };
+    if let Some(unknown) = map
+        .keys()
+        .find(|k| !matches!(k.as_str(), "clientId" | "clientSecret" | "scopes"))
+    {
+        return Err(format!(
+            "{key}.oauth: unknown field \"{unknown}\" (use clientId, clientSecret, scopes)"
+        ));
+    }
+    let client = OAuthClient {
+        client_id: text("clientId")?,
+        client_secret: text("clientSecret")?,
+        scopes: match map.get("scopes") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+            Some(_) => return Err(format!("{key}.oauth.scopes must be a list of strings")),
+        },
+    };
+    if client.client_secret.is_some() && client.client_id.is_none() {
+        return Err(format!("{key}.oauth: a clientSecret needs its clientId"));
+    }
+    Ok(client)
 }
 
 /// A map of strings whose values must never be shown, even when they are of the wrong type.

@@ -142,7 +142,7 @@ impl McpConnector {
         let secrets: Vec<String> = match &endpoint {
             ConnectorKind::Files { .. } => Vec::new(),
             ConnectorKind::Stdio { env, .. } => env.values().cloned().collect(),
-            ConnectorKind::Http { headers, .. } => headers
+            ConnectorKind::Http { headers, oauth, .. } => headers
                 .values()
                 .flat_map(|v| {
                     // `Bearer <token>`: the token alone may also be echoed back.
@@ -150,6 +150,7 @@ impl McpConnector {
                     parts.extend(v.split_whitespace().skip(1).map(str::to_owned));
                     parts
                 })
+                .chain(oauth.as_ref().and_then(|o| o.client_secret.clone()))
                 .collect(),
         };
         let secrets = printed_forms(secrets.into_iter().filter(|s| s.len() >= 4));
@@ -346,8 +347,9 @@ impl McpConnector {
                 url,
                 headers,
                 ca_file,
+                oauth,
             } => (
-                self.connect(client, url, headers, ca_file.as_deref())
+                self.connect(client, url, headers, ca_file.as_deref(), oauth.as_ref())
                     .await?,
                 None,
             ),
@@ -422,13 +424,14 @@ impl McpConnector {
         url: &str,
         headers: &BTreeMap<String, String>,
         ca_file: Option<&Path>,
+        oauth: Option<&crate::config::OAuthClient>,
     ) -> Result<RunningService<RoleClient, ClientConfig>, String> {
         use rmcp::transport::StreamableHttpClientTransport;
         use rmcp::transport::auth::AuthClient;
         let http = remote::http_client(&self.name, ca_file)?;
         let config = http_config(url, headers)?;
         let authorization = match &self.credentials {
-            Some(path) => remote::stored_authorization(&self.name, url, &http, path).await?,
+            Some(path) => remote::stored_authorization(&self.name, url, &http, path, oauth).await?,
             None => None,
         };
         let signed_in = authorization.is_some();

@@ -2,10 +2,12 @@
 //! MCP authorization spec describes it (discovery, dynamic registration, PKCE, a loopback redirect, refresh),
 //! with tokens kept owner-only in the data directory. See docs/remote-servers.md.
 
+use crate::config::OAuthClient;
 use crate::owner_only;
 use rmcp::transport::auth::{
     AuthError, AuthorizationCallback, AuthorizationManager, AuthorizationRequest,
-    AuthorizationSession, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+    AuthorizationSession, CredentialRefreshGuard, CredentialStore, OAuthClientConfig,
+    StoredCredentials,
 };
 use std::error::Error as StdError;
 use std::io::ErrorKind;
@@ -171,6 +173,7 @@ pub async fn stored_authorization(
     url: &str,
     client: &reqwest::Client,
     path: &Path,
+    oauth: Option<&OAuthClient>,
 ) -> Result<Option<AuthorizationManager>, String> {
     if !signed_in(path) {
         return Ok(None);
@@ -183,7 +186,22 @@ pub async fn stored_authorization(
         .map_err(|e| e.to_string())?;
     manager.set_credential_store(FileCredentials::new(path.to_owned()));
     match manager.initialize_from_store().await {
-        Ok(true) => Ok(Some(manager)),
+        Ok(true) => {
+            // A confidential client refreshes with its secret, which the kept tokens do not hold.
+            if let Some(OAuthClient {
+                client_id: Some(id),
+                client_secret: Some(secret),
+                ..
+            }) = oauth
+            {
+                manager
+                    .configure_client(
+                        OAuthClientConfig::new(id.clone(), url).with_client_secret(secret.clone()),
+                    )
+                    .map_err(|e| describe_auth_error(connector, &e))?;
+            }
+            Ok(Some(manager))
+        }
         // Discarded: the server now names another authorization server.
         Ok(false) => Err(sign_in_needed(
             connector,
@@ -193,13 +211,15 @@ pub async fn stored_authorization(
     }
 }
 
-/// Signs in to a remote server: discovers its authorization server, registers this client, and hands the
+/// Signs in to a remote server: discovers its authorization server, registers this client (or uses the one
+/// `oauth` names), and hands the
 /// authorization address to `open` (a browser, or a person reading it); then waits on a loopback port for the
 /// redirect and exchanges its code for tokens, which are saved at `path`.
 pub async fn sign_in(
     connector: &str,
     url: &str,
     ca_file: Option<&Path>,
+    oauth: Option<&OAuthClient>,
     path: &Path,
     open: impl FnOnce(&str),
 ) -> Result<(), String> {
@@ -222,12 +242,22 @@ pub async fn sign_in(
         .await
         .map_err(failed)?;
     manager.set_metadata(metadata.metadata);
-    let session = AuthorizationSession::new(
-        manager,
-        AuthorizationRequest::new(redirect).with_client_name(CLIENT_NAME),
-    )
-    .await
-    .map_err(|(_, e)| failed(e))?;
+    // A pre-registered client if the connector names one; dynamic registration otherwise.
+    let mut request = AuthorizationRequest::new(redirect).with_client_name(CLIENT_NAME);
+    if let Some(oauth) = oauth {
+        if let Some(id) = &oauth.client_id {
+            request = request.with_preregistered_client(id.clone());
+        }
+        if let Some(secret) = &oauth.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+        if !oauth.scopes.is_empty() {
+            request = request.with_scopes(oauth.scopes.iter().cloned());
+        }
+    }
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| failed(e))?;
     open(session.get_authorization_url());
     let callback = tokio::time::timeout(SIGN_IN_TIMEOUT, redirected(&listener))
         .await

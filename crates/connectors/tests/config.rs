@@ -410,3 +410,39 @@ fn runtime_settings_the_runtime_cannot_use_are_refused_on_load_naming_the_field(
         parsed(r#"{"mcpServers": {"m": {"command": "x", "revertTimeoutMs": 0}}}"#).unwrap_err();
     assert_eq!(zero_revert.message, "m.revertTimeoutMs must be at least 1");
 }
+
+#[test]
+fn an_oauth_client_is_checked_without_echoing_its_secret() {
+    let ok = r#"{"mcpServers": {"t": {"url": "https://t.example/mcp",
+        "oauth": {"clientId": "app", "clientSecret": "OAUTH_SECRET_1", "scopes": ["a", "b"]}}}}"#;
+    let config = parsed(ok).unwrap();
+    assert!(!format!("{config:?}").contains("OAUTH_SECRET_1"));
+    for (oauth, says) in [
+        (r#""OAUTH_SECRET_2""#, "t.oauth must be an object"),
+        (
+            r#"{"clientSecret": "OAUTH_SECRET_2"}"#,
+            "t.oauth: a clientSecret needs its clientId",
+        ),
+        (
+            r#"{"clientId": "app", "clientSecret": 7}"#,
+            "t.oauth.clientSecret must be a non-empty string",
+        ),
+        (
+            r#"{"clientId": "app", "secret": "OAUTH_SECRET_2"}"#,
+            "t.oauth: unknown field \"secret\"",
+        ),
+        (
+            r#"{"clientId": "app", "scopes": "a b"}"#,
+            "t.oauth.scopes must be a list of strings",
+        ),
+    ] {
+        let text = format!(
+            r#"{{"mcpServers": {{"t": {{"url": "https://t.example/mcp", "oauth": {oauth}}}}}}}"#
+        );
+        let error = parsed(&text).unwrap_err().to_string();
+        assert!(
+            error.contains(says) && !error.contains("OAUTH_SECRET_2"),
+            "{error}"
+        );
+    }
+}

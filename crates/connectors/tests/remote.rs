@@ -132,7 +132,7 @@ async fn oauth_sign_in_refresh_before_expiry_and_a_revoked_sign_in() {
     );
 
     // The sign-in, as `codemode login` runs it, with the test as the browser.
-    remote::sign_in("remote", &server.url, Some(&ca), &tokens, |address| {
+    remote::sign_in("remote", &server.url, Some(&ca), None, &tokens, |address| {
         assert!(address.contains("code_challenge_method=S256"), "{address}");
         browse(address, &ca);
     })
@@ -198,5 +198,73 @@ async fn oauth_sign_in_refresh_before_expiry_and_a_revoked_sign_in() {
     // Signing out forgets the tokens.
     assert!(remote::sign_out(&tokens).expect("signed out"));
     assert!(!tokens.exists());
+    built.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_pre_registered_client_signs_in_with_its_secret_and_scopes_and_refreshes_with_them() {
+    const SECRET: &str = "client-s3cret-7a41";
+    let dir = scratch("preregistered");
+    let server = RemoteServer::start(
+        &dir,
+        &["--oauth", "--client", &format!("console-app:{SECRET}")],
+    );
+    let ca = server.certs.join("ca.pem");
+    let oauth =
+        json!({"clientId": "console-app", "clientSecret": SECRET, "scopes": ["notes:read"]});
+    let entry = json!({"url": server.url, "caFile": ca, "oauth": oauth});
+    let tokens = remote::credentials_path(&dir, "remote");
+    let text = json!({"mcpServers": {"remote": entry}}).to_string();
+    let parsed = connectors::config::parse(&text, &dir.join("connectors.json"), &dir).unwrap();
+    assert!(
+        !format!("{parsed:?}").contains(SECRET),
+        "the secret stays out of debug prints"
+    );
+    let connectors::config::ConnectorKind::Http { oauth, .. } = &parsed.connectors[0].kind else {
+        panic!("a url connector");
+    };
+    remote::sign_in(
+        "remote",
+        &server.url,
+        Some(&ca),
+        oauth.as_ref(),
+        &tokens,
+        |address| {
+            assert!(
+                address.contains("client_id=console-app") && address.contains("scope=notes%3Aread"),
+                "{address}"
+            );
+            browse(address, &ca);
+        },
+    )
+    .await
+    .expect("signed in");
+    assert!(
+        !server.events().iter().any(|e| e["event"] == "registered"),
+        "no dynamic registration: {:?}",
+        server.events()
+    );
+    let (runtime, built) = open(&dir, entry).await;
+    let done = run(&runtime, r#"async () => remote.whoami({})"#).await;
+    assert_eq!(done["result"], "console-app", "{done}");
+
+    // The refresh of a confidential client needs its secret, which the kept tokens do not hold.
+    let mut kept: Value = serde_json::from_slice(&std::fs::read(&tokens).unwrap()).unwrap();
+    assert!(
+        !kept.to_string().contains(SECRET),
+        "the secret is not kept with the tokens"
+    );
+    kept["token_received_at"] = json!(kept["token_received_at"].as_u64().unwrap() - 3600);
+    std::fs::write(&tokens, serde_json::to_vec(&kept).unwrap()).unwrap();
+    let done = run(&runtime, r#"async () => remote.whoami({})"#).await;
+    assert_eq!(done["result"], "console-app", "{done}");
+    assert!(
+        server
+            .events()
+            .iter()
+            .any(|e| e["event"] == "token" && e["grant"] == "refresh_token"),
+        "{:?}",
+        server.events()
+    );
     built.shutdown().await;
 }

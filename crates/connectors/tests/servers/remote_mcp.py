@@ -1,6 +1,6 @@
 """A remote MCP server for tests: streamable HTTP over TLS, optionally behind OAuth, built on the official Python SDK.
 
-    remote_mcp.py --certfile C --keyfile K [--oauth] [--token-ttl SECONDS] [--events FILE]
+    remote_mcp.py --certfile C --keyfile K [--oauth [--client ID:SECRET]] [--token-ttl SECONDS] [--events FILE]
 
 Binds 127.0.0.1 on a free port and prints one line, `ready https://localhost:<port>/mcp` (plain http without
 --certfile/--keyfile), once it accepts connections. Tools: echo, add, whoami.
@@ -8,30 +8,35 @@ Binds 127.0.0.1 on a free port and prints one line, `ready https://localhost:<po
 --oauth makes it its own authorization server, with an in-memory provider: dynamic client registration, an
 /authorize that approves at once (302 to the client's redirect_uri with code and state), PKCE (S256), access
 tokens that expire after --token-ttl seconds (default 3600), rotating refresh tokens, /revoke, and the test-only
-`POST /admin/revoke-all` (no auth) that revokes every token. --events FILE gets one JSON line per event; token
+`POST /admin/revoke-all` (no auth) that revokes every token. --client registers a confidential client beforehand,
+whose loopback redirect may use any port (RFC 8252 §7.3). --events FILE gets one JSON line per event; token
 values are never written anywhere.
 """
 
 import argparse
 import asyncio
+import base64
 import json
 import math
 import secrets
 import socket
 import sys
 import time
+from urllib.parse import unquote
 
 import uvicorn
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from mcp.server.auth.handlers import revoke
+from mcp.server.auth.middleware import client_auth
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, AuthorizationCode, RefreshToken, construct_redirect_uri
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp.shared.auth import OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 
 class RevocationRequest(revoke.RevocationRequest):
@@ -40,12 +45,30 @@ class RevocationRequest(revoke.RevocationRequest):
 
 revoke.RevocationRequest = RevocationRequest
 
+
+_authenticate = client_auth.ClientAuthenticator.authenticate_request
+
+
+async def authenticate_request(self, request):
+    # RFC 6749 §2.3.1: with HTTP Basic the client_id is in the Authorization header and need not be repeated
+    # in the form; SDK 2.3.0 insists on the form's, so it is copied there from the header.
+    form = await request.form()
+    header = request.headers.get("Authorization", "")
+    if not form.get("client_id") and header.startswith("Basic "):
+        client_id = unquote(base64.b64decode(header[6:]).decode().split(":", 1)[0])
+        request._form = FormData([*form.multi_items(), ("client_id", client_id)])
+    return await _authenticate(self, request)
+
+
+client_auth.ClientAuthenticator.authenticate_request = authenticate_request
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--certfile")
 parser.add_argument("--keyfile")
 parser.add_argument("--oauth", action="store_true")
 parser.add_argument("--token-ttl", type=int, default=3600)
 parser.add_argument("--events")
+parser.add_argument("--client", help="ID:SECRET, a confidential client registered beforehand")
 args = parser.parse_args()
 if bool(args.certfile) != bool(args.keyfile):
     parser.error("--certfile and --keyfile go together")
@@ -165,6 +188,23 @@ class Provider:
 
 
 provider = Provider(args.token_ttl) if args.oauth else None
+
+
+class LoopbackClient(OAuthClientInformationFull):
+    """A registered native client: any port of its loopback redirect is accepted (RFC 8252 §7.3)."""
+
+    def validate_redirect_uri(self, redirect_uri):
+        if redirect_uri is not None and redirect_uri.host == "127.0.0.1" and redirect_uri.path == "/callback":
+            return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
+if provider and args.client:
+    client_id, _, client_secret = args.client.partition(":")
+    provider.clients[client_id] = LoopbackClient(
+        client_id=client_id, client_secret=client_secret, redirect_uris=["http://127.0.0.1/callback"],
+        token_endpoint_auth_method="client_secret_basic", grant_types=["authorization_code", "refresh_token"],
+        scope="notes:read")
 auth = None
 if args.oauth:
     auth = AuthSettings(
