@@ -428,10 +428,7 @@ impl Api {
     > {
         let entry = self
             .home
-            .config
-            .iter()
-            .flat_map(|c| c.connectors.iter())
-            .find(|c| c.name == connector)
+            .entry(connector)
             .ok_or_else(|| ApiError::not_found(format!("No connector \"{connector}\"")))?;
         let server = self
             .home

@@ -107,11 +107,7 @@ fn info(
     error: Option<String>,
     methods: Vec<MethodInfo>,
 ) -> ConnectorInfo {
-    let entry = home
-        .config
-        .iter()
-        .flat_map(|c| c.connectors.iter())
-        .find(|e| e.name == name);
+    let entry = home.entry(&name);
     let server = home.connectors.servers.iter().find(|s| s.name() == name);
     let (status, server_error) = match (server.map(|s| s.state()), &error) {
         (_, Some(_)) => (ConnectorStatus::Error, None),

@@ -278,10 +278,7 @@ impl Api {
     /// The key a connector is written under in `connectors.json`.
     fn key_of(&self, name: &str) -> Result<String, ApiError> {
         self.home
-            .config
-            .iter()
-            .flat_map(|c| c.connectors.iter())
-            .find(|c| c.name == name || c.key == name)
+            .entry(name)
             .map(|c| c.key.clone())
             .ok_or_else(|| ApiError::not_found(format!("No connector \"{name}\"")))
     }

@@ -307,14 +307,8 @@ pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Valu
 /// Replaces `<data dir>/connectors.json` with `text` atomically: written owner-only beside it, then renamed
 /// over it, so a host reading it sees the old file or the new, never half of one.
 pub(crate) fn replace_file(data_dir: &Path, text: &str) -> Result<(), String> {
-    let path = data_dir.join(FILE_NAME);
-    let staging = data_dir.join(format!(".{FILE_NAME}.{}", std::process::id()));
-    let _ = std::fs::remove_file(&staging);
-    create_private(&staging, text).map_err(|e| format!("cannot write it: {e}"))?;
-    std::fs::rename(&staging, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&staging);
-        format!("cannot replace it: {e}")
-    })
+    owner_only::replace(&data_dir.join(FILE_NAME), text.as_bytes())
+        .map_err(|e| format!("cannot replace it: {e}"))
 }
 
 /// Settings a person can type that the runtime cannot use, with the field at fault. Checked when the file is

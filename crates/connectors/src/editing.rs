@@ -184,7 +184,8 @@ pub fn apply(text: &str, edit: &Edit) -> Result<String, String> {
 pub fn edit_file(data_dir: &Path, edits: &[Edit]) -> Result<Config, ConfigError> {
     let path = data_dir.join(FILE_NAME);
     let error = |message: String| ConfigError::whole_file(&path, message);
-    let _lock = lock(data_dir).map_err(|e| error(format!("cannot lock it: {e}")))?;
+    let _lock = owner_only::lock_exclusive(&data_dir.join(format!(".{FILE_NAME}.lock")))
+        .map_err(|e| error(format!("cannot lock it: {e}")))?;
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => config::DEFAULT_CONFIG.to_owned(),
@@ -198,24 +199,6 @@ pub fn edit_file(data_dir: &Path, edits: &[Edit]) -> Result<Config, ConfigError>
     let parsed = config::parse(&changed, &path, data_dir)?;
     config::replace_file(data_dir, &changed).map_err(error)?;
     Ok(parsed)
-}
-
-/// An exclusive lock on `<data dir>/.connectors.json.lock`, held while the file is read and replaced.
-fn lock(data_dir: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::io::AsRawFd;
-    owner_only::create_dir_all(data_dir)?;
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(data_dir.join(format!(".{FILE_NAME}.lock")))?;
-    // SAFETY: flock on a descriptor this function owns; released when the file is closed.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(file)
 }
 
 /// Which section (`connectors` or `mcpServers`) holds `key`.

@@ -119,14 +119,17 @@ impl Home {
 
     /// The declared type of each connector: `files` or `mcp`.
     pub fn kind_of(&self, name: &str) -> &'static str {
-        let entry = self
-            .config
-            .iter()
-            .flat_map(|c| c.connectors.iter())
-            .find(|c| c.name == name);
-        match entry.map(|e| &e.kind) {
+        match self.entry(name).map(|e| &e.kind) {
             Some(config::ConnectorKind::Files { .. }) => "files",
             _ => "mcp",
         }
+    }
+
+    /// A connector's entry in `connectors.json`, by its name, else by its key as written.
+    pub fn entry(&self, name: &str) -> Option<&config::ConnectorConfig> {
+        let entries = || self.config.iter().flat_map(|c| c.connectors.iter());
+        entries()
+            .find(|c| c.name == name)
+            .or_else(|| entries().find(|c| c.key == name))
     }
 }

@@ -51,3 +51,45 @@ fn write_with(options: &mut OpenOptions, path: &Path, bytes: &[u8]) -> std::io::
     file.set_permissions(Permissions::from_mode(FILE))?;
     file.write_all(bytes)
 }
+
+/// Replaces `path` with `bytes` atomically: written to a new owner-only file beside it, then renamed over it,
+/// so a reader sees the old contents or the new, never half of them. The folder is created if missing.
+pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let folder = path.parent().unwrap_or(Path::new("."));
+    create_dir_all(folder)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let staging = folder.join(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    create(&staging, bytes)
+        .and_then(|()| std::fs::rename(&staging, path))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&staging);
+        })
+}
+
+/// Opens (creating it owner-only) the lock file at `path` and waits for an exclusive `flock` on it, held until
+/// the returned file is closed. Blocking: call it off the async threads.
+pub fn lock_exclusive(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::io::AsRawFd;
+    if let Some(folder) = path.parent() {
+        create_dir_all(folder)?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(FILE)
+        .open(path)?;
+    // SAFETY: flock on a descriptor this function owns; released when the file is closed.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(file)
+}

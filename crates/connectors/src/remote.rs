@@ -109,24 +109,8 @@ impl CredentialStore for FileCredentials {
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let bytes =
             serde_json::to_vec(&credentials).map_err(|e| self.store_error("cannot encode", e))?;
-        let folder = self.path.parent().unwrap_or(Path::new("."));
-        owner_only::create_dir_all(folder).map_err(|e| self.store_error("cannot create", e))?;
-        // Written beside and renamed over: a reader sees the old tokens or the new, never half of them.
-        let temporary = folder.join(format!(
-            ".{}.{}.{}",
-            self.path
-                .file_name()
-                .map(|n| n.to_string_lossy())
-                .unwrap_or_default(),
-            std::process::id(),
-            next_temporary()
-        ));
-        owner_only::create(&temporary, &bytes)
-            .and_then(|()| std::fs::rename(&temporary, &self.path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&temporary);
-                self.store_error("cannot write", e)
-            })
+        // Replaced atomically: a reader sees the old tokens or the new, never half of them.
+        owner_only::replace(&self.path, &bytes).map_err(|e| self.store_error("cannot write", e))
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
@@ -137,33 +121,12 @@ impl CredentialStore for FileCredentials {
 
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let lock = self.path.with_extension("lock");
-        let folder = self.path.parent().unwrap_or(Path::new("."));
-        owner_only::create_dir_all(folder).map_err(|e| self.store_error("cannot create", e))?;
-        let file = tokio::task::spawn_blocking(move || -> std::io::Result<std::fs::File> {
-            use std::os::unix::fs::OpenOptionsExt;
-            use std::os::unix::io::AsRawFd;
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .mode(0o600)
-                .open(&lock)?;
-            // SAFETY: flock on a descriptor this closure owns; released when the file is closed.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(file)
-        })
-        .await
-        .map_err(|e| self.store_error("cannot lock", e))?
-        .map_err(|e| self.store_error("cannot lock", e))?;
+        let file = tokio::task::spawn_blocking(move || owner_only::lock_exclusive(&lock))
+            .await
+            .map_err(|e| self.store_error("cannot lock", e))?
+            .map_err(|e| self.store_error("cannot lock", e))?;
         Ok(Some(CredentialRefreshGuard::new(file)))
     }
-}
-
-fn next_temporary() -> u64 {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The authorization for a server whose tokens are kept, ready to put on its requests (and to refresh them);
