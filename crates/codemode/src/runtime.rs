@@ -19,12 +19,12 @@ use crate::protocol::raw;
 use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
     CallPlan, Deletion, Recover, Rejection, Resume, RollbackClaim, Store, StoreError,
-    unserialisable,
+    StoreLocation, unserialisable,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::runtime::Handle;
@@ -394,9 +394,9 @@ pub struct Runtime {
 
 impl Runtime {
     /// Opens the runtime: validates the name and connectors, describes every connector once, and opens (or
-    /// creates and migrates) the database.
+    /// creates and migrates) the store: an SQLite file (a path) or a shared PostgreSQL database.
     pub async fn open(
-        db_path: &Path,
+        store: impl Into<StoreLocation>,
         options: RuntimeOptions,
         connectors: Vec<Arc<dyn Connector>>,
     ) -> Result<Self, RuntimeError> {
@@ -434,7 +434,7 @@ impl Runtime {
             }
             file_rules.push(compiled);
         }
-        let store = Store::open(db_path, &options.name)?;
+        let store = Store::open(&store.into(), &options.name)?;
         let executor = Executor::new(ExecutorOptions {
             worker: options.worker.clone(),
             timeout: options.timeout,

@@ -117,7 +117,7 @@ async fn open(db: &Path, effects: &Path, abort: bool) -> (Runtime, Arc<Bomb>) {
     };
     let connector: Arc<dyn Connector> = bomb.clone();
     (
-        Runtime::open(db, options, vec![connector])
+        Runtime::open(support::store_at(db), options, vec![connector])
             .await
             .expect("runtime opens"),
         bomb,

@@ -240,7 +240,7 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
             let ledger = Ledger::new();
             let clock = TestClock::at(1_700_000_000_000);
             let runtime = Runtime::open(
-                &db,
+                support::store_at(&db),
                 RuntimeOptions {
                     worker: Some(support::worker_path()),
                     keep_warm: true,

@@ -99,7 +99,7 @@ async fn open(db: &Path, effects: &Path, clock_ahead_ms: i64) -> Runtime {
     let ledger: Arc<dyn Connector> = Arc::new(Ledger {
         effects: effects.to_owned(),
     });
-    Runtime::open(db, options, vec![ledger])
+    Runtime::open(support::store_at(db), options, vec![ledger])
         .await
         .expect("runtime opens")
 }

@@ -20,7 +20,7 @@ async fn open(items: &Arc<Items>, clock: &Arc<TestClock>, max_executions: usize)
         ..RuntimeOptions::default()
     };
     let connector: Arc<dyn Connector> = items.clone();
-    Runtime::open(&db, options, vec![connector])
+    Runtime::open(support::store_at(&db), options, vec![connector])
         .await
         .expect("runtime opens")
 }

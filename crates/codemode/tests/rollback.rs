@@ -22,7 +22,7 @@ async fn open(db: &Path, connectors: Vec<Arc<dyn Connector>>) -> Runtime {
         revert_timeout: Duration::from_millis(200),
         ..RuntimeOptions::default()
     };
-    Runtime::open(db, options, connectors)
+    Runtime::open(support::store_at(db), options, connectors)
         .await
         .expect("runtime opens")
 }

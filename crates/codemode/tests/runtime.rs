@@ -34,7 +34,7 @@ async fn open_with(
     options: RuntimeOptions,
     connectors: Vec<Arc<dyn Connector>>,
 ) -> Runtime {
-    Runtime::open(db, options, connectors)
+    Runtime::open(support::store_at(db), options, connectors)
         .await
         .expect("runtime opens")
 }
@@ -649,7 +649,7 @@ async fn runtime_names_keep_separate_histories() {
     assert_eq!(default.executions(None).unwrap().len(), 1);
     assert!(other.executions(None).unwrap().is_empty());
     let bad = Runtime::open(
-        &db,
+        support::store_at(&db),
         RuntimeOptions {
             name: "bad name".into(),
             ..options()
@@ -843,13 +843,18 @@ async fn connector_names_and_policies_are_checked_when_the_runtime_opens() {
         }
     }
     let db = temp_db();
-    let reserved = Runtime::open(&db, options(), vec![Arc::new(Named("codemode", false))]).await;
+    let reserved = Runtime::open(
+        support::store_at(&db),
+        options(),
+        vec![Arc::new(Named("codemode", false))],
+    )
+    .await;
     assert_eq!(
         reserved.err().unwrap().to_string(),
         "Connector name \"codemode\" is reserved for the codemode platform SDK."
     );
     let duplicate = Runtime::open(
-        &db,
+        support::store_at(&db),
         options(),
         vec![
             Arc::new(Named("state", false)),
@@ -861,7 +866,12 @@ async fn connector_names_and_policies_are_checked_when_the_runtime_opens() {
         duplicate.err().unwrap().to_string(),
         "Duplicate connector name \"state\" — each connector needs a unique namespace (pass a distinct `name` option)."
     );
-    let conflict = Runtime::open(&db, options(), vec![Arc::new(Named("crm", true))]).await;
+    let conflict = Runtime::open(
+        support::store_at(&db),
+        options(),
+        vec![Arc::new(Named("crm", true))],
+    )
+    .await;
     assert_eq!(
         conflict.err().unwrap().to_string(),
         "Connector \"crm\" tool \"write\" cannot combine requiresApproval with replay: \"reexecute\" — approved actions must be logged, not re-executed."
@@ -871,6 +881,10 @@ async fn connector_names_and_policies_are_checked_when_the_runtime_opens() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
     use std::os::unix::fs::PermissionsExt;
+    if support::on_postgres() {
+        // A file's mode and PRAGMA user_version: the shared store's counterpart is in tests/shared_store.rs.
+        return;
+    }
     let db = temp_db();
     open(&db, &Items::new()).await;
     let mode = std::fs::metadata(&db).unwrap().permissions().mode() & 0o777;
@@ -888,7 +902,7 @@ async fn the_database_is_owner_only_and_refuses_a_newer_schema() {
         .unwrap();
     drop(connection);
     let before = std::fs::read(&db).unwrap();
-    let newer = Runtime::open(&db, options(), vec![]).await;
+    let newer = Runtime::open(support::store_at(&db), options(), vec![]).await;
     assert!(
         newer
             .err()
@@ -1073,6 +1087,10 @@ async fn arguments_too_deep_to_record_end_the_run_instead_of_calling_with_nothin
 
 #[test]
 fn a_request_waiting_on_a_busy_database_stalls_no_other_task() {
+    if support::on_postgres() {
+        // Another process holding SQLite's write lock; the shared store's counterpart is in tests/shared_store.rs.
+        return;
+    }
     // `codemode mcp` runs one async worker thread: a request waiting (up to the busy timeout) for another
     // process's write lock must not hold it.
     let tokio = tokio::runtime::Builder::new_multi_thread()

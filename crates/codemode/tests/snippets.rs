@@ -20,7 +20,7 @@ async fn open(db: &Path, connectors: Vec<Arc<dyn Connector>>) -> Runtime {
         worker: Some(support::worker_path()),
         ..RuntimeOptions::default()
     };
-    Runtime::open(db, options, connectors)
+    Runtime::open(support::store_at(db), options, connectors)
         .await
         .expect("runtime opens")
 }

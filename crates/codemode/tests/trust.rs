@@ -451,13 +451,12 @@ async fn a_rollback_left_by_a_dead_process_can_be_retried() {
     {
         std::thread::sleep(Duration::from_millis(5));
     }
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute(
-            "UPDATE cm_executions SET rollback_pid = ?1, rollback_started = 0 WHERE id = ?2",
-            rusqlite::params![pid, id],
-        )
-        .unwrap();
+    support::store::execute_sql(
+        &support::store_at(&db),
+        &format!(
+            "UPDATE cm_executions SET rollback_pid = {pid}, rollback_started = 0 WHERE id = '{id}'"
+        ),
+    );
     let report = runtime.rollback(&id).await.unwrap();
     assert_eq!(report.reverted.len(), 2, "{report:?}");
     assert!(ledger.with(|s| s.entities.is_empty()));

@@ -94,7 +94,7 @@ impl Ledger {
             ..codemode::RuntimeOptions::default()
         };
         let connectors: Vec<Arc<dyn Connector>> = vec![self.clone()];
-        codemode::Runtime::open(db, options, connectors)
+        codemode::Runtime::open(super::store_at(db), options, connectors)
             .await
             .expect("runtime opens")
     }

@@ -5,6 +5,10 @@
 
 pub mod items;
 pub mod ledger;
+pub mod store;
+
+#[allow(unused_imports)]
+pub use store::{on_postgres, store_at};
 
 use codemode::protocol::{ReplayEntry, raw};
 use codemode::{

@@ -1,6 +1,11 @@
-//! The durable store: one SQLite file (WAL) holding executions, their per-call log and snippets. Every state
-//! change is one transaction whose update is conditional on the state it observed, so two processes sharing
-//! the file can never both resume, both reject, or both execute an approved call.
+//! The durable store: executions, their per-call log, snippets and rules, in one SQLite file (WAL) or in a
+//! shared PostgreSQL database (docs/shared-store.md). Every state change is one transaction whose update is
+//! conditional on the state it observed, so two processes sharing the store (on one machine or several) can
+//! never both resume, both reject, or both execute an approved call. The statements are written once
+//! ([`sql`]) and run on either database.
+
+mod postgres;
+pub(crate) mod sql;
 
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
 use crate::model::{
@@ -15,17 +20,20 @@ use crate::transitions::{
     self, Attempt, CallStep, DeleteStep, Holders, Recorded, RecoverStep, RejectStep, ResumeStep,
     RevertFacts, RollbackStep,
 };
-use rusqlite::{
-    Connection, OptionalExtension, Params, Row, Transaction, TransactionBehavior, params,
-};
+pub use postgres::masked as masked_store_address;
+use rusqlite::TransactionBehavior;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::path::Path;
+pub use sql::DbError;
+use sql::{Dialect, Row, Sql, args};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+type Result<T, E = DbError> = std::result::Result<T, E>;
+
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -116,7 +124,79 @@ const MIGRATIONS: &[&str] = &[
     // 8: the preview last computed for display of a pending call; the decision keeps it as what the person
     // was shown (docs/design.md, "Previews").
     "ALTER TABLE cm_log ADD COLUMN shown TEXT;",
+    // 9: the rules' creation order as a column, which PostgreSQL (with no rowid) keeps too.
+    "ALTER TABLE cm_rules ADD COLUMN position INTEGER;
+     UPDATE cm_rules SET position = rowid;",
 ];
+
+/// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
+/// version the first step reaches (no PostgreSQL store predates it); later steps follow SQLite's one for one.
+/// Integers are BIGINT (times are epoch milliseconds); text compares byte-wise (`COLLATE "C"`), as SQLite's
+/// does, so ids and names sort the same on both.
+const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
+    9,
+    r#"CREATE TABLE cm_executions (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        runtime TEXT COLLATE "C" NOT NULL,
+        code TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        logs TEXT,
+        connectors TEXT NOT NULL,
+        source TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        owner_pid BIGINT,
+        owner_started BIGINT,
+        rollback_pid BIGINT,
+        rollback_started BIGINT
+    );
+    CREATE INDEX cm_executions_by_status ON cm_executions (runtime, status, created_at DESC, id DESC);
+    CREATE INDEX cm_executions_by_time ON cm_executions (runtime, created_at DESC, id DESC);
+    CREATE TABLE cm_log (
+        execution_id TEXT COLLATE "C" NOT NULL,
+        seq BIGINT NOT NULL,
+        connector TEXT NOT NULL,
+        method TEXT NOT NULL,
+        args TEXT,
+        result TEXT,
+        requires_approval BIGINT NOT NULL,
+        ephemeral BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at BIGINT,
+        interrupted BIGINT NOT NULL DEFAULT 0,
+        divergence TEXT,
+        reverted_at BIGINT,
+        error TEXT,
+        decision TEXT,
+        shown TEXT,
+        PRIMARY KEY (execution_id, seq)
+    );
+    CREATE TABLE cm_snippets (
+        runtime TEXT COLLATE "C" NOT NULL,
+        name TEXT COLLATE "C" NOT NULL,
+        description TEXT NOT NULL,
+        code TEXT NOT NULL,
+        saved_at BIGINT NOT NULL,
+        input_schema TEXT,
+        connectors TEXT NOT NULL,
+        PRIMARY KEY (runtime, name)
+    );
+    CREATE TABLE cm_rules (
+        runtime TEXT COLLATE "C" NOT NULL,
+        id TEXT COLLATE "C" NOT NULL,
+        rule TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        hits BIGINT NOT NULL DEFAULT 0,
+        last_hit BIGINT,
+        position BIGINT,
+        PRIMARY KEY (runtime, id)
+    );
+    CREATE TABLE cm_rules_version (runtime TEXT COLLATE "C" PRIMARY KEY, version BIGINT NOT NULL);"#,
+)];
 
 /// One call of a recent run, as [`Store::recent_calls`] reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +217,7 @@ pub struct RecentCallRow {
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     #[error("database error: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Database(#[from] DbError),
     #[error(
         "the database {path} was written by a newer version of Codemode (schema {found}; this build reads up to {SCHEMA_VERSION})"
     )]
@@ -147,6 +227,69 @@ pub enum StoreError {
         path: String,
         source: std::io::Error,
     },
+    /// The shared store's server could not be reached or refused this host; nothing was written.
+    #[error("cannot reach the shared store {address}: {reason}")]
+    Unreachable { address: String, reason: String },
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(error: rusqlite::Error) -> Self {
+        StoreError::Database(DbError::Sqlite(error))
+    }
+}
+
+/// Where a runtime's store is (docs/shared-store.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// An SQLite file: the default, `<data dir>/codemode.db`.
+    File(PathBuf),
+    /// A PostgreSQL database that every host naming it shares: `postgres://user@host:5432/db`.
+    Postgres(String),
+}
+
+impl StoreLocation {
+    /// A `postgres://` or `postgresql://` URL is a shared store; anything else is a file path.
+    pub fn parse(text: &str) -> StoreLocation {
+        let text = text.trim();
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") {
+            StoreLocation::Postgres(text.to_owned())
+        } else {
+            StoreLocation::File(PathBuf::from(text))
+        }
+    }
+
+    /// Whether several machines may share it.
+    pub fn is_shared(&self) -> bool {
+        matches!(self, StoreLocation::Postgres(_))
+    }
+}
+
+/// The location as it may be shown: a file's path, or the URL with its password masked.
+impl std::fmt::Display for StoreLocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreLocation::File(path) => write!(f, "{}", path.display()),
+            StoreLocation::Postgres(url) => f.write_str(&postgres::masked(url)),
+        }
+    }
+}
+
+impl From<&Path> for StoreLocation {
+    fn from(path: &Path) -> Self {
+        StoreLocation::File(path.to_owned())
+    }
+}
+
+impl From<PathBuf> for StoreLocation {
+    fn from(path: PathBuf) -> Self {
+        StoreLocation::File(path)
+    }
+}
+
+impl From<&PathBuf> for StoreLocation {
+    fn from(path: &PathBuf) -> Self {
+        StoreLocation::File(path.clone())
+    }
 }
 
 /// What `decide` tells the pass to do with a call (reference §3.3).
@@ -223,98 +366,65 @@ pub enum Recover {
     Missing,
 }
 
-/// One SQLite connection, shared by the runtime's threads.
+/// A runtime's store: its database and who this process is in it.
 pub struct Store {
-    connection: Mutex<Connection>,
+    database: Database,
     runtime: String,
     owner: ProcessIdentity,
+    /// The advisory lock a PostgreSQL write transaction holds: one per runtime, as SQLite's write lock is one
+    /// per file (docs/shared-store.md, "Transactions").
+    write_lock: i64,
 }
 
-/// Every statement goes through the connection's statement cache: preparing SQL costs more than running
-/// these small statements, and a pass runs several of them.
-trait CachedStatements {
-    fn execute_cached<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize>;
-    fn query_row_cached<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
-        &self,
-        sql: &str,
-        params: P,
-        f: F,
-    ) -> rusqlite::Result<T>;
-}
-
-impl CachedStatements for Connection {
-    fn execute_cached<P: Params>(&self, sql: &str, params: P) -> rusqlite::Result<usize> {
-        self.prepare_cached(sql)?.execute(params)
-    }
-
-    fn query_row_cached<T, P: Params, F: FnOnce(&Row<'_>) -> rusqlite::Result<T>>(
-        &self,
-        sql: &str,
-        params: P,
-        f: F,
-    ) -> rusqlite::Result<T> {
-        self.prepare_cached(sql)?.query_row(params, f)
-    }
+enum Database {
+    /// One connection, shared by the runtime's threads.
+    Sqlite(Mutex<rusqlite::Connection>),
+    Postgres(postgres::Postgres),
 }
 
 impl Store {
-    /// Opens (creating and migrating) the database for the runtime `name`.
-    pub fn open(path: &Path, runtime: &str) -> Result<Self, StoreError> {
-        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            create_private_folder(folder).map_err(|source| StoreError::Folder {
-                path: folder.display().to_string(),
-                source,
-            })?;
-        }
-        create_private_file(path).map_err(|source| StoreError::Folder {
-            path: path.display().to_string(),
-            source,
-        })?;
-        let mut connection = Connection::open(path)?;
-        connection.busy_timeout(Duration::from_secs(10))?;
-        connection.set_prepared_statement_cache_capacity(256);
-        // A newer build's database is refused before anything (even the journal mode) is written to it.
-        let version: i64 =
-            connection.query_row_cached("PRAGMA user_version", [], |row| row.get(0))?;
-        if version > SCHEMA_VERSION {
-            return Err(StoreError::NewerSchema {
-                path: path.display().to_string(),
-                found: version,
-            });
-        }
-        connection.pragma_update(None, "journal_mode", "WAL")?;
-        connection.pragma_update(None, "synchronous", "NORMAL")?;
-        connection.pragma_update(None, "foreign_keys", "ON")?;
-        migrate(&mut connection, path)?;
+    /// Opens (creating and migrating) the store for the runtime `name`, in a file or on a PostgreSQL server.
+    pub fn open(location: &StoreLocation, runtime: &str) -> Result<Self, StoreError> {
+        let database = match location {
+            StoreLocation::File(path) => Database::Sqlite(Mutex::new(open_sqlite(path)?)),
+            StoreLocation::Postgres(url) => Database::Postgres(open_postgres(url, runtime)?),
+        };
         Ok(Store {
-            connection: Mutex::new(connection),
+            database,
             runtime: runtime.to_owned(),
             owner: ProcessIdentity::current(),
+            write_lock: advisory_key("codemode runtime", runtime),
         })
     }
 
     /// Every statement runs here: off the async worker threads (SQLite blocks, for up to its busy timeout
-    /// when another process holds the write lock), so one request waiting on the database never stalls the
-    /// others — `codemode mcp` runs a single worker thread.
-    fn with<T>(
-        &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        off_async_workers(|| {
-            let mut connection = self.connection.lock().unwrap_or_else(|p| p.into_inner());
-            Ok(f(&mut connection)?)
+    /// when another process holds the write lock, and PostgreSQL waits on the network), so one request
+    /// waiting on the database never stalls the others — `codemode mcp` runs a single worker thread.
+    fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
+        off_async_workers(|| match &self.database {
+            Database::Sqlite(connection) => {
+                let connection = connection.lock().unwrap_or_else(|p| p.into_inner());
+                Ok(f(&*connection)?)
+            }
+            Database::Postgres(postgres) => Ok(f(&postgres.connection()?)?),
         })
     }
 
-    fn write<T>(
-        &self,
-        f: impl FnOnce(&Transaction<'_>) -> rusqlite::Result<T>,
-    ) -> Result<T, StoreError> {
-        self.with(|connection| {
-            let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let value = f(&tx)?;
-            tx.commit()?;
-            Ok(value)
+    /// One write transaction: SQLite's `BEGIN IMMEDIATE` takes the file's write lock first; on PostgreSQL the
+    /// runtime's advisory lock does the same, so every transition reads what the last one committed.
+    fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
+        off_async_workers(|| match &self.database {
+            Database::Sqlite(connection) => {
+                let mut connection = connection.lock().unwrap_or_else(|p| p.into_inner());
+                let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+                let value = f(&*tx)?;
+                tx.commit()?;
+                Ok(value)
+            }
+            Database::Postgres(postgres) => {
+                Ok(postgres
+                    .transaction(self.write_lock, &self.runtime, |connection| f(connection))?)
+            }
         })
     }
 
@@ -330,11 +440,11 @@ impl Store {
     ) -> Result<Vec<String>, StoreError> {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         self.write(|tx| {
-            tx.execute_cached(
+            tx.execute(
                 "INSERT INTO cm_executions
                    (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started)
                  VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8)",
-                params![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64],
+                args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64],
             )?;
             prune(tx, &self.runtime, keep, Some(id))
         })
@@ -397,16 +507,16 @@ impl Store {
                 CallStep::ReplayError => Ok(CallPlan::ReplayError(existing.error.unwrap_or_default())),
                 CallStep::Execute => Ok(CallPlan::Execute),
                 CallStep::ExecuteAfterError => {
-                    tx.execute_cached(
+                    tx.execute(
                         "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
-                        params![id, seq as i64],
+                        args![id, seq as i64],
                     )?;
                     Ok(CallPlan::Execute)
                 }
                 CallStep::ExecuteApproved { .. } => {
-                    tx.execute_cached(
+                    tx.execute(
                         "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                        params![id, seq as i64],
+                        args![id, seq as i64],
                     )?;
                     touch(tx, id, now)?;
                     Ok(match edited {
@@ -425,14 +535,14 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     fn record_call(
         &self,
-        tx: &Transaction<'_>,
+        tx: &dyn Sql,
         id: &str,
         seq: u64,
         attempt: &Attempt<'_>,
         verdict: &Verdict,
         ephemeral: bool,
         now: i64,
-    ) -> rusqlite::Result<CallPlan> {
+    ) -> Result<CallPlan> {
         let (connector, method) = (attempt.connector, attempt.method);
         let args_text = attempt
             .args
@@ -475,12 +585,19 @@ impl Store {
             Effect::Allow => "executing",
             Effect::Deny => "error",
         };
-        tx.execute_cached(
-            "INSERT OR REPLACE INTO cm_log
+        tx.execute(
+            // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
+            "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
-                error, decision, decided_by, decided_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
+                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL)
+             ON CONFLICT (execution_id, seq) DO UPDATE SET
+               connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
+               requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
+               state = excluded.state, error = excluded.error, decision = excluded.decision,
+               decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
+               divergence = NULL, reverted_at = NULL, shown = NULL",
+            args![
                 id,
                 seq as i64,
                 connector,
@@ -496,16 +613,16 @@ impl Store {
             ],
         )?;
         if let Some(rule) = &verdict.rule {
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_rules SET hits = hits + 1, last_hit = ?3 WHERE runtime = ?1 AND id = ?2",
-                params![self.runtime, rule, now],
+                args![self.runtime, rule, now],
             )?;
         }
         match verdict.effect {
             Effect::Ask => {
-                tx.execute_cached(
+                tx.execute(
                     "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
-                    params![id, now],
+                    args![id, now],
                 )?;
                 Ok(CallPlan::Pause)
             }
@@ -523,16 +640,18 @@ impl Store {
     /// The rules stored for this runtime, in creation order, with who added each and how often it decided.
     pub fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
-                "SELECT rule, created_by, created_at, hits, last_hit FROM cm_rules WHERE runtime = ?1 ORDER BY rowid",
+            let rows = connection.query_map(
+                "SELECT rule, created_by, created_at, hits, last_hit FROM cm_rules WHERE runtime = ?1
+                 ORDER BY position, id",
+                args![self.runtime],
+                |row| {
+                    let text: String = row.get(0)?;
+                    Ok((text, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
+                },
             )?;
-            let rows = statement.query_map(params![self.runtime], |row| {
-                let text: String = row.get(0)?;
-                Ok((text, row.get(1)?, row.get(2)?, row.get(3)?, row.get(4)?))
-            })?;
             let mut rules = Vec::new();
             for row in rows {
-                let (text, created_by, created_at, hits, last_hit): (String, String, i64, i64, Option<i64>) = row?;
+                let (text, created_by, created_at, hits, last_hit): (String, String, i64, i64, Option<i64>) = row;
                 // A rule written by a newer build that this one cannot read is left out, not fatal.
                 if let Ok(rule) = serde_json::from_str::<Rule>(&text) {
                     rules.push(StoredRule { rule, created_by, created_at, hits: hits.max(0) as u64, last_hit });
@@ -546,12 +665,11 @@ impl Store {
     pub fn rules_version(&self) -> Result<i64, StoreError> {
         self.with(|connection| {
             Ok(connection
-                .query_row_cached(
+                .query_row_opt(
                     "SELECT version FROM cm_rules_version WHERE runtime = ?1",
-                    params![self.runtime],
+                    args![self.runtime],
                     |row| row.get(0),
-                )
-                .optional()?
+                )?
                 .unwrap_or(0))
         })
     }
@@ -560,9 +678,11 @@ impl Store {
     pub fn add_rule(&self, rule: &Rule, by: &str, now: i64) -> Result<bool, StoreError> {
         let text = serde_json::to_string(rule).unwrap_or_default();
         self.write(|tx| {
-            let added = tx.execute_cached(
-                "INSERT OR IGNORE INTO cm_rules (runtime, id, rule, created_by, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![self.runtime, rule.id, text, by, now],
+            let added = tx.execute(
+                "INSERT INTO cm_rules (runtime, id, rule, created_by, created_at, position)
+                 SELECT ?1, ?2, ?3, ?4, ?5, coalesce(max(position), 0) + 1 FROM cm_rules WHERE runtime = ?1
+                 ON CONFLICT DO NOTHING",
+                args![self.runtime, rule.id, text, by, now],
             )?;
             if added == 1 {
                 bump_rules_version(tx, &self.runtime)?;
@@ -576,9 +696,19 @@ impl Store {
     pub fn replace_rule(&self, id: &str, rule: &Rule) -> Result<bool, StoreError> {
         let text = serde_json::to_string(rule).unwrap_or_default();
         self.write(|tx| {
-            let replaced = tx.execute_cached(
-                "UPDATE OR IGNORE cm_rules SET id = ?3, rule = ?4 WHERE runtime = ?1 AND id = ?2",
-                params![self.runtime, id, rule.id, text],
+            let taken = rule.id != id
+                && tx
+                    .query_opt(
+                        "SELECT id FROM cm_rules WHERE runtime = ?1 AND id = ?2",
+                        args![self.runtime, rule.id],
+                    )?
+                    .is_some();
+            if taken {
+                return Ok(false);
+            }
+            let replaced = tx.execute(
+                "UPDATE cm_rules SET id = ?3, rule = ?4 WHERE runtime = ?1 AND id = ?2",
+                args![self.runtime, id, rule.id, text],
             )?;
             if replaced == 1 {
                 bump_rules_version(tx, &self.runtime)?;
@@ -590,9 +720,9 @@ impl Store {
     /// Removes a rule; false when there was none by that id.
     pub fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
-            let removed = tx.execute_cached(
+            let removed = tx.execute(
                 "DELETE FROM cm_rules WHERE runtime = ?1 AND id = ?2",
-                params![self.runtime, id],
+                args![self.runtime, id],
             )?;
             if removed == 1 {
                 bump_rules_version(tx, &self.runtime)?;
@@ -612,12 +742,11 @@ impl Store {
     ) -> Result<bool, StoreError> {
         self.write(|tx| {
             let Some((connector, method, ephemeral)) = tx
-                .query_row_cached(
+                .query_row_opt(
                     "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
-                    params![id, seq as i64],
-                    |row| Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, row.get::<_, bool>(2)?)),
-                )
-                .optional()?
+                    args![id, seq as i64],
+                    |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?, row.get::<bool>(2)?)),
+                )?
             else {
                 return Ok(false);
             };
@@ -630,17 +759,17 @@ impl Store {
                 let size = utf16_len(text);
                 if size > MAX_DURABLE_VALUE {
                     let message = too_large_message(&format!("The result of {connector}.{method}"), size);
-                    tx.execute_cached(
+                    tx.execute(
                         "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
-                        params![id, seq as i64],
+                        args![id, seq as i64],
                     )?;
                     fail_in(tx, id, &message, now)?;
                     return Ok(false);
                 }
             }
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
-                params![id, seq as i64, text],
+                args![id, seq as i64, text],
             )?;
             touch(tx, id, now)?;
             Ok(true)
@@ -657,9 +786,9 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_log SET state = 'error', error = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing'",
-                params![id, seq as i64, cap(message)],
+                args![id, seq as i64, cap(message)],
             )?;
             touch(tx, id, now)
         })
@@ -694,11 +823,11 @@ impl Store {
                 (None, Ok(text)) => ("applied", text.as_deref()),
                 _ => ("error", None),
             };
-            tx.execute_cached(
+            tx.execute(
                 "INSERT INTO cm_log
                    (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6)",
-                params![id, seq as i64, crate::STEP_CONNECTOR, name, result, state],
+                args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state],
             )?;
             match failure {
                 Some(message) => {
@@ -722,9 +851,9 @@ impl Store {
         now: i64,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending')",
-                params![id, seq as i64],
+                args![id, seq as i64],
             )?;
             fail_in(tx, id, message, now)
         })
@@ -756,10 +885,10 @@ impl Store {
         });
         let logs_text = logs_for_storage(logs);
         self.write(|tx| {
-            let changed = tx.execute_cached(
+            let changed = tx.execute(
                 "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
                  WHERE id = ?1 AND status = 'running'",
-                params![id, result_text, logs_text, now],
+                args![id, result_text, logs_text, now],
             )?;
             if changed == 0 {
                 return Ok(None);
@@ -792,19 +921,22 @@ impl Store {
                 ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
                 ResumeStep::Claim => {}
             }
-            let changed = tx.execute_cached(
+            let changed = tx.execute(
                 "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
                      rollback_pid = NULL, rollback_started = NULL
                  WHERE id = ?1 AND status = 'paused'",
-                params![id, now, self.owner.pid, self.owner.started as i64],
+                args![id, now, self.owner.pid, self.owner.started as i64],
             )?;
             if changed == 0 {
                 return Ok(Resume::NotPaused(run.status));
             }
-            tx.execute_cached(
-                "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = CASE WHEN shown IS NULL THEN ?4 ELSE json_set(?4, '$.shown', json(shown)) END
-                 WHERE execution_id = ?1 AND state = 'pending'",
-                params![id, by, now, decision],
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = {}
+                     WHERE execution_id = ?1 AND state = 'pending'",
+                    decision_with_shown(tx.dialect(), "?4")
+                ),
+                args![id, by, now, decision],
             )?;
             Ok(Resume::Resumed)
         })
@@ -814,9 +946,9 @@ impl Store {
     /// waits; the decision takes it along. `false` when that call no longer waits.
     pub fn record_shown(&self, id: &str, seq: u64, shown: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
-            Ok(tx.execute_cached(
+            Ok(tx.execute(
                 "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                params![id, seq as i64, shown],
+                args![id, seq as i64, shown],
             )? == 1)
         })
     }
@@ -826,16 +958,13 @@ impl Store {
     /// rollback a live process holds is never touched, however old. Returns the expired ids.
     pub fn expire(&self, cutoff: i64, now: i64) -> Result<Vec<String>, StoreError> {
         self.write(|tx| {
-            let stale: Vec<String> = {
-                let mut statement = tx.prepare_cached(
-                    "SELECT id FROM cm_executions
-                     WHERE runtime = ?1 AND status IN ('paused', 'running') AND updated_at < ?2
-                     ORDER BY created_at, id",
-                )?;
-                statement
-                    .query_map(params![self.runtime, cutoff], |row| row.get(0))?
-                    .collect::<rusqlite::Result<_>>()?
-            };
+            let stale: Vec<String> = tx.query_map(
+                "SELECT id FROM cm_executions
+                 WHERE runtime = ?1 AND status IN ('paused', 'running') AND updated_at < ?2
+                 ORDER BY created_at, id",
+                args![self.runtime, cutoff],
+                |row| row.get(0),
+            )?;
             let decision = Decision {
                 kind: DecisionKind::Expired,
                 by: Actor::Expiry.as_str().to_owned(),
@@ -854,18 +983,18 @@ impl Store {
                 let Some((to, error)) = transitions::expiry_step(run.status, run.holders()) else {
                     continue;
                 };
-                let changed = tx.execute_cached(
+                let changed = tx.execute(
                     "UPDATE cm_executions SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1 AND status = ?5",
-                    params![id, to.as_str(), error, now, run.status.as_str()],
+                    args![id, to.as_str(), error, now, run.status.as_str()],
                 )?;
                 if changed == 0 {
                     continue;
                 }
                 if run.status == ExecutionStatus::Paused {
-                    tx.execute_cached(
+                    tx.execute(
                         "UPDATE cm_log SET state = 'reverted', decided_by = ?2, decided_at = ?3, decision = ?4
                          WHERE execution_id = ?1 AND state = 'pending'",
-                        params![id, Actor::Expiry.as_str(), now, decision],
+                        args![id, Actor::Expiry.as_str(), now, decision],
                     )?;
                 }
                 expired.push(id);
@@ -890,8 +1019,8 @@ impl Store {
                 DeleteStep::Running(pid) => Ok(Deletion::Running(pid)),
                 DeleteStep::RollingBack(pid) => Ok(Deletion::RollingBack(pid)),
                 DeleteStep::Delete => {
-                    tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-                    tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+                    tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
+                    tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
                     Ok(Deletion::Deleted(run.status))
                 }
             }
@@ -903,14 +1032,14 @@ impl Store {
     /// failed, or one never reached.
     pub fn actions_to_revert(&self, id: &str) -> Result<Vec<ToolLogEntry>, StoreError> {
         self.with(|connection| {
-            let reverted: std::collections::HashSet<u64> = {
-                let mut statement = connection.prepare_cached(
+            let reverted: std::collections::HashSet<u64> = connection
+                .query_map(
                     "SELECT seq FROM cm_log WHERE execution_id = ?1 AND reverted_at IS NOT NULL",
-                )?;
-                statement
-                    .query_map(params![id], |row| Ok(row.get::<_, i64>(0)? as u64))?
-                    .collect::<rusqlite::Result<_>>()?
-            };
+                    args![id],
+                    |row| row.get(0),
+                )?
+                .into_iter()
+                .collect();
             let mut log = log_of(connection, id)?;
             log.retain(|entry| {
                 transitions::revertible(RevertFacts {
@@ -931,35 +1060,33 @@ impl Store {
     /// update is conditional on the state read, which [`transitions::revertible`] accepted.
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
-            let facts = tx
-                .query_row_cached(
-                    "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
+            let facts = tx.query_row_opt(
+                "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
                      WHERE execution_id = ?1 AND seq = ?2",
-                    params![id, seq as i64],
-                    |row| {
-                        let state: String = row.get(0)?;
-                        Ok(RevertFacts {
-                            state: EntryState::parse(&state).unwrap_or(EntryState::Error),
-                            interrupted: row.get(1)?,
-                            reverted: row.get(2)?,
-                            is_step: row.get::<_, String>(3)? == crate::STEP_CONNECTOR,
-                        })
-                    },
-                )
-                .optional()?;
+                args![id, seq as i64],
+                |row| {
+                    let state: String = row.get(0)?;
+                    Ok(RevertFacts {
+                        state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+                        interrupted: row.get(1)?,
+                        reverted: row.get(2)?,
+                        is_step: row.get::<String>(3)? == crate::STEP_CONNECTOR,
+                    })
+                },
+            )?;
             let Some(facts) = facts.filter(|facts| transitions::revertible(*facts)) else {
                 return touch(tx, id, now);
             };
-            let reverted = tx.execute_cached(
+            let reverted = tx.execute(
                 "UPDATE cm_log SET state = 'reverted', reverted_at = ?3
                  WHERE execution_id = ?1 AND seq = ?2 AND state = ?4 AND reverted_at IS NULL",
-                params![id, seq as i64, now, facts.state.as_str()],
+                args![id, seq as i64, now, facts.state.as_str()],
             )?;
             if reverted == 1 {
-                tx.execute_cached(
+                tx.execute(
                     "UPDATE cm_executions SET status = 'rolled_back'
-                     WHERE id = ?1 AND rollback_pid IS ?2 AND rollback_started IS ?3",
-                    params![id, self.owner.pid, self.owner.started as i64],
+                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?2 AND rollback_started IS NOT DISTINCT FROM ?3",
+                    args![id, self.owner.pid, self.owner.started as i64],
                 )?;
             }
             touch(tx, id, now)
@@ -980,10 +1107,10 @@ impl Store {
                 RollbackStep::Claim => {}
             }
             let (holder_pid, holder_started) = run.rollback_raw;
-            let claimed = tx.execute_cached(
+            let claimed = tx.execute(
                 "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, updated_at = ?7
-                 WHERE id = ?1 AND status = ?2 AND rollback_pid IS ?3 AND rollback_started IS ?4",
-                params![
+                 WHERE id = ?1 AND status = ?2 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4",
+                args![
                     id,
                     run.status.as_str(),
                     holder_pid,
@@ -1010,13 +1137,13 @@ impl Store {
             "status"
         };
         self.write(|tx| {
-            tx.execute_cached(
+            tx.execute(
                 &format!(
                     "UPDATE cm_executions SET status = {status}, rollback_pid = NULL, rollback_started = NULL,
                          updated_at = ?2
-                     WHERE id = ?1 AND rollback_pid IS ?3 AND rollback_started IS ?4"
+                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4"
                 ),
-                params![id, now, self.owner.pid, self.owner.started as i64],
+                args![id, now, self.owner.pid, self.owner.started as i64],
             )?;
             Ok(())
         })
@@ -1028,10 +1155,13 @@ impl Store {
         let connectors = serde_json::to_string(&snippet.connectors.clone().unwrap_or_default())
             .unwrap_or_default();
         self.write(|tx| {
-            tx.execute_cached(
-                "INSERT OR REPLACE INTO cm_snippets (runtime, name, description, code, saved_at, input_schema, connectors)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![self.runtime, snippet.name, snippet.description, snippet.code, snippet.saved_at, schema, connectors],
+            tx.execute(
+                "INSERT INTO cm_snippets (runtime, name, description, code, saved_at, input_schema, connectors)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (runtime, name) DO UPDATE SET description = excluded.description,
+                   code = excluded.code, saved_at = excluded.saved_at, input_schema = excluded.input_schema,
+                   connectors = excluded.connectors",
+                args![self.runtime, snippet.name, snippet.description, snippet.code, snippet.saved_at, schema, connectors],
             )?;
             Ok(())
         })
@@ -1040,11 +1170,9 @@ impl Store {
     /// Snippets by name (all, or the one named).
     pub fn snippets(&self, name: Option<&str>) -> Result<Vec<Snippet>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
+            let rows = connection.query_map(
                 "SELECT name, description, code, saved_at, input_schema, connectors FROM cm_snippets
-                 WHERE runtime = ?1 AND (?2 IS NULL OR name = ?2) ORDER BY name",
-            )?;
-            let rows = statement.query_map(params![self.runtime, name], |row| {
+                 WHERE runtime = ?1 AND (CAST(?2 AS TEXT) IS NULL OR name = ?2) ORDER BY name", args![self.runtime, name], |row| {
                 Ok(Snippet {
                     name: row.get(0)?,
                     description: row.get(1)?,
@@ -1055,15 +1183,15 @@ impl Store {
                         .and_then(|v| serde_json::from_value(v).ok()),
                 })
             })?;
-            rows.collect()
+            Ok(rows)
         })
     }
 
     pub fn delete_snippet(&self, name: &str) -> Result<bool, StoreError> {
         self.write(|tx| {
-            let deleted = tx.execute_cached(
+            let deleted = tx.execute(
                 "DELETE FROM cm_snippets WHERE runtime = ?1 AND name = ?2",
-                params![self.runtime, name],
+                args![self.runtime, name],
             )?;
             Ok(deleted > 0)
         })
@@ -1077,10 +1205,10 @@ impl Store {
             let Some(run) = run_row(tx, id)? else {
                 return Ok(Recover::Missing);
             };
-            let in_doubt: bool = tx.query_row_cached(
+            let in_doubt: bool = tx.query_row(
                 "SELECT EXISTS (SELECT 1 FROM cm_log
                   WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1)",
-                params![id],
+                args![id],
                 |row| row.get(0),
             )?;
             let repause = match transitions::recover_step(run.status, run.holders(), in_doubt) {
@@ -1090,10 +1218,10 @@ impl Store {
                 RecoverStep::TakeOver { repause } => repause,
             };
             let (pid, started) = run.owner_raw;
-            let claimed = tx.execute_cached(
+            let claimed = tx.execute(
                 "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
-                 WHERE id = ?1 AND status = 'running' AND owner_pid IS ?2 AND owner_started IS ?3",
-                params![
+                 WHERE id = ?1 AND status = 'running' AND owner_pid IS NOT DISTINCT FROM ?2 AND owner_started IS NOT DISTINCT FROM ?3",
+                args![
                     id,
                     pid,
                     started,
@@ -1108,14 +1236,14 @@ impl Store {
             if !repause {
                 return Ok(Recover::Rerun);
             }
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_log SET state = 'pending', interrupted = 1
                  WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1",
-                params![id],
+                args![id],
             )?;
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
-                params![id],
+                args![id],
             )?;
             Ok(Recover::Repaused)
         })
@@ -1137,15 +1265,14 @@ impl Store {
                 return Ok(Rejection::Missing);
             };
             let call = tx
-                .query_row_cached(
+                .query_row_opt(
                     "SELECT connector, method, state FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
-                    params![id, seq as i64],
+                    args![id, seq as i64],
                     |row| {
                         let state: String = row.get(2)?;
-                        Ok((row.get::<_, String>(0)?, row.get::<_, String>(1)?, EntryState::parse(&state)))
+                        Ok((row.get::<String>(0)?, row.get::<String>(1)?, EntryState::parse(&state)))
                     },
-                )
-                .optional()?;
+                )?;
             match transitions::reject_step(run.status, run.holders(), call.as_ref().and_then(|c| c.2)) {
                 RejectStep::NotPaused(status) => return Ok(Rejection::NotPaused(status)),
                 RejectStep::RollingBack(pid) => return Ok(Rejection::RollingBack(pid)),
@@ -1164,19 +1291,21 @@ impl Store {
                 args: None,
                 shown: None,
             };
-            tx.execute_cached(
-                "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4,
-                        decision = CASE WHEN shown IS NULL THEN ?5 ELSE json_set(?5, '$.shown', json(shown)) END
-                 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                params![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = {}
+                     WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                    decision_with_shown(tx.dialect(), "?5")
+                ),
+                args![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
             )?;
             let error = match reason {
                 Some(reason) => format!("Action {connector}.{method} rejected by user: {reason}"),
                 None => format!("Action {connector}.{method} rejected by user"),
             };
-            tx.execute_cached(
+            tx.execute(
                 "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
-                params![id, cap(&error), now],
+                args![id, cap(&error), now],
             )?;
             Ok(Rejection::Rejected)
         })
@@ -1186,28 +1315,33 @@ impl Store {
         self.with(|connection| status_of(connection, id))
     }
 
-    /// Changes whenever the database changed, through this connection or any other process's:
-    /// `PRAGMA data_version` moves on other connections' commits, `total_changes` on ours.
+    /// Changes whenever the store changed, through this process or any other. On SQLite `PRAGMA
+    /// data_version` moves on other connections' commits and `total_changes` on ours; on PostgreSQL the
+    /// count of notifications received moves on every commit anywhere, and the count of this store's
+    /// commits at once on ours (docs/shared-store.md, "Live updates").
     pub fn change_token(&self) -> Result<(i64, u64), StoreError> {
-        self.with(|connection| {
-            let version: i64 =
-                connection.query_row_cached("PRAGMA data_version", [], |row| row.get(0))?;
-            Ok((version, connection.total_changes()))
-        })
+        match &self.database {
+            Database::Sqlite(connection) => off_async_workers(|| {
+                let connection = connection.lock().unwrap_or_else(|p| p.into_inner());
+                let version: i64 =
+                    connection.query_row("PRAGMA data_version", [], |row| row.get(0))?;
+                Ok((version, connection.total_changes()))
+            }),
+            Database::Postgres(postgres) => Ok((postgres.announced() as i64, postgres.commits())),
+        }
     }
 
     /// How many executions of this runtime are in each status.
     pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
+            let rows = connection.query_map(
                 "SELECT status, count(*) FROM cm_executions WHERE runtime = ?1 GROUP BY status",
+                args![self.runtime],
+                |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)?)),
             )?;
-            let rows = statement.query_map(params![self.runtime], |row| {
-                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-            })?;
             let mut counts = Vec::new();
             for row in rows {
-                let (status, count) = row?;
+                let (status, count) = row;
                 if let Some(status) = ExecutionStatus::parse(&status) {
                     counts.push((status, count as u64));
                 }
@@ -1219,13 +1353,11 @@ impl Store {
     /// One execution with its log, if it belongs to this runtime.
     pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
-            let execution = connection
-                .query_row_cached(
-                    &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
-                    params![id, self.runtime],
-                    execution_row,
-                )
-                .optional()?;
+            let execution = connection.query_row_opt(
+                &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                args![id, self.runtime],
+                execution_row,
+            )?;
             let Some(mut execution) = execution else {
                 return Ok(None);
             };
@@ -1238,13 +1370,11 @@ impl Store {
     /// without reading every recorded call, which replay reads once anyway.
     pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
-            connection
-                .query_row_cached(
-                    &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
-                    params![id, self.runtime],
-                    execution_row,
-                )
-                .optional()
+            connection.query_row_opt(
+                &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                args![id, self.runtime],
+                execution_row,
+            )
         })
     }
 
@@ -1261,15 +1391,16 @@ impl Store {
         limit: Option<usize>,
     ) -> Result<Vec<ExecutionState>, StoreError> {
         self.with(|connection| {
-            let limit = limit.map_or(-1, |l| l.min(i64::MAX as usize) as i64);
-            let mut statement = connection.prepare_cached(&format!(
-                "{EXECUTION_COLUMNS} WHERE runtime = ?1 AND (?3 IS NULL OR status = ?3)
-                 ORDER BY created_at DESC, id DESC LIMIT ?2"
-            ))?;
+            let limit = limit.map_or(i64::MAX, |l| l.min(i64::MAX as usize) as i64);
             let status = status.map(ExecutionStatus::as_str);
-            let mut executions = statement
-                .query_map(params![self.runtime, limit, status], execution_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut executions = connection.query_map(
+                &format!(
+                    "{EXECUTION_COLUMNS} WHERE runtime = ?1 AND (CAST(?3 AS TEXT) IS NULL OR status = ?3)
+                     ORDER BY created_at DESC, id DESC LIMIT ?2"
+                ),
+                args![self.runtime, limit, status],
+                execution_row,
+            )?;
             for execution in &mut executions {
                 execution.log = log_of(connection, &execution.id)?;
             }
@@ -1281,29 +1412,26 @@ impl Store {
     /// newest first: what a rule under construction would have matched, read in one bounded query.
     pub fn recent_calls(&self, limit: usize) -> Result<Vec<RecentCallRow>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
+            connection.query_map(
                 "SELECT e.id, e.status, e.source, e.updated_at, l.connector, l.method, l.args, l.state
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND l.connector != ?3
-                 ORDER BY e.created_at DESC, e.id DESC, l.seq DESC LIMIT ?2",
-            )?;
-            let rows = statement.query_map(
-                params![self.runtime, limit.min(i64::MAX as usize) as i64, crate::STEP_CONNECTOR],
+                 ORDER BY e.created_at DESC, e.id DESC, l.seq DESC LIMIT ?2", 
+                args![self.runtime, limit.min(i64::MAX as usize) as i64, crate::STEP_CONNECTOR],
                 |row| {
                     Ok(RecentCallRow {
                         execution_id: row.get(0)?,
-                        status: ExecutionStatus::parse(&row.get::<_, String>(1)?)
+                        status: ExecutionStatus::parse(&row.get::<String>(1)?)
                             .unwrap_or(ExecutionStatus::Error),
                         source: row.get(2)?,
                         at: row.get(3)?,
                         connector: row.get(4)?,
                         method: row.get(5)?,
                         args: parse_json(row.get(6)?),
-                        pending: row.get::<_, String>(7)? == "pending",
+                        pending: row.get::<String>(7)? == "pending",
                     })
                 },
-            )?;
-            rows.collect::<rusqlite::Result<Vec<_>>>()
+            )
         })
     }
 
@@ -1311,7 +1439,7 @@ impl Store {
     /// shows for each pending call (the program and the calls before it).
     pub fn paused_executions(&self) -> Result<Vec<ExecutionState>, StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
+            let rows = connection.query(
                 "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
                         e.updated_at, e.owner_pid, e.owner_started,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
@@ -1319,16 +1447,16 @@ impl Store {
                  FROM cm_executions e LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC",
+                args![self.runtime],
             )?;
-            let mut rows = statement.query(params![self.runtime])?;
             let mut executions: Vec<ExecutionState> = Vec::new();
-            while let Some(row) = rows.next()? {
+            for row in &rows {
                 let id: String = row.get(0)?;
                 if executions.last().is_none_or(|e| e.id != id) {
                     executions.push(execution_row(row)?);
                 }
                 // The LEFT JOIN gives one row of NULLs for a run without calls.
-                if row.get::<_, Option<i64>>(LOG_AT)?.is_some()
+                if row.get::<Option<i64>>(LOG_AT)?.is_some()
                     && let Some(execution) = executions.last_mut()
                 {
                     execution.log.push(log_entry(row, LOG_AT)?);
@@ -1350,8 +1478,14 @@ impl Store {
             format!("%{escaped}%")
         });
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
-                "SELECT e.id, e.status, e.created_at, e.updated_at, e.source, e.owner_pid, e.owner_started,
+            // SQLite's LIKE ignores ASCII case; PostgreSQL's ILIKE does that.
+            let like = match connection.dialect() {
+                Dialect::Sqlite => "LIKE",
+                Dialect::Postgres => "ILIKE",
+            };
+            let status = query.status.map(ExecutionStatus::as_str);
+            let mut executions = connection.query_map(
+                &format!("SELECT e.id, e.status, e.created_at, e.updated_at, e.source, e.owner_pid, e.owner_started,
                         substr(e.error, 1, ?6), substr(e.result, 1, ?6),
                         (SELECT count(*) FROM cm_log l WHERE l.execution_id = e.id),
                         (SELECT l.connector || '.' || l.method FROM cm_log l
@@ -1359,19 +1493,16 @@ impl Store {
                           ORDER BY l.seq LIMIT 1)
                  FROM cm_executions e
                  WHERE e.runtime = ?1
-                   AND (?2 IS NULL OR e.status = ?2)
-                   AND (?3 IS NULL OR (e.created_at, e.id) <
+                   AND (CAST(?2 AS TEXT) IS NULL OR e.status = ?2)
+                   AND (CAST(?3 AS TEXT) IS NULL OR (e.created_at, e.id) <
                         (SELECT c.created_at, c.id FROM cm_executions c WHERE c.id = ?3))
-                   AND (?4 IS NULL OR e.id LIKE ?4 ESCAPE '\\' OR e.code LIKE ?4 ESCAPE '\\'
-                        OR e.error LIKE ?4 ESCAPE '\\'
+                   AND (CAST(?4 AS TEXT) IS NULL OR e.id {like} ?4 ESCAPE '\\' OR e.code {like} ?4 ESCAPE '\\'
+                        OR e.error {like} ?4 ESCAPE '\\'
                         OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
-                                   AND l.connector || '.' || l.method LIKE ?4 ESCAPE '\\'))
+                                   AND l.connector || '.' || l.method {like} ?4 ESCAPE '\\'))
                  ORDER BY e.created_at DESC, e.id DESC
-                 LIMIT ?5",
-            )?;
-            let status = query.status.map(ExecutionStatus::as_str);
-            let rows = statement.query_map(
-                params![self.runtime, status, query.before, pattern, limit as i64 + 1, PREVIEW],
+                 LIMIT ?5"),
+                args![self.runtime, status, query.before, pattern, limit as i64 + 1, PREVIEW],
                 |row| {
                     let status: String = row.get(1)?;
                     let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
@@ -1385,12 +1516,11 @@ impl Store {
                         interrupted: status == ExecutionStatus::Running && owner.is_some_and(|o| !o.is_alive()),
                         error: row.get(7)?,
                         result_preview: row.get(8)?,
-                        calls: row.get::<_, i64>(9)? as u64,
+                        calls: row.get::<i64>(9)? as u64,
                         pending: row.get(10)?,
                     })
                 },
             )?;
-            let mut executions = rows.collect::<rusqlite::Result<Vec<_>>>()?;
             let next = if executions.len() > limit {
                 executions.truncate(limit);
                 executions.last().map(|e| e.id.clone())
@@ -1406,20 +1536,19 @@ impl Store {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
-                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending' AND (?2 IS NULL OR e.id = ?2)
+                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
+                   AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
-            let mut statement = connection.prepare_cached(sql)?;
-            let rows = statement.query_map(params![self.runtime, id], |row| {
+            connection.query_map(sql, args![self.runtime, id], |row| {
                 Ok(PendingAction {
                     execution_id: row.get(0)?,
-                    seq: row.get::<_, i64>(1)? as u64,
+                    seq: row.get::<i64>(1)? as u64,
                     connector: row.get(2)?,
                     method: row.get(3)?,
-                    args: parse_json(row.get::<_, Option<String>>(4)?),
+                    args: parse_json(row.get::<Option<String>>(4)?),
                     interrupted: row.get(5)?,
                 })
-            })?;
-            rows.collect()
+            })
         })
     }
 
@@ -1427,23 +1556,24 @@ impl Store {
     /// highest seq recorded in any state.
     pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
         self.with(|connection| {
-            let mut statement = connection.prepare_cached(
+            let rows = connection.query_map(
                 "SELECT seq, connector, method, args, result FROM cm_log
                  WHERE execution_id = ?1 AND state = 'applied' AND ephemeral = 0 ORDER BY seq",
+                args![id],
+                |row| {
+                    Ok(ReplayEntry {
+                        seq: row.get::<i64>(0)? as u64,
+                        connector: row.get(1)?,
+                        method: row.get(2)?,
+                        args: raw(row.get::<Option<String>>(3)?),
+                        result: raw(row.get::<Option<String>>(4)?),
+                    })
+                },
             )?;
-            let rows = statement.query_map(params![id], |row| {
-                Ok(ReplayEntry {
-                    seq: row.get::<_, i64>(0)? as u64,
-                    connector: row.get(1)?,
-                    method: row.get(2)?,
-                    args: raw(row.get::<_, Option<String>>(3)?),
-                    result: raw(row.get::<_, Option<String>>(4)?),
-                })
-            })?;
-            let entries = rows.collect::<rusqlite::Result<Vec<_>>>()?;
-            let end: i64 = connection.query_row_cached(
+            let entries = rows;
+            let end: i64 = connection.query_row(
                 "SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1",
-                params![id],
+                args![id],
                 |row| row.get(0),
             )?;
             Ok((entries, end.max(0) as u64))
@@ -1486,7 +1616,7 @@ fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
     })
 }
 
-fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
+fn execution_row(row: &Row) -> Result<ExecutionState> {
     let status: String = row.get(2)?;
     let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
     let owner = owner_of(row.get(10)?, row.get(11)?);
@@ -1508,21 +1638,19 @@ fn execution_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<ExecutionState> {
     })
 }
 
-fn log_of(connection: &Connection, id: &str) -> rusqlite::Result<Vec<ToolLogEntry>> {
-    let mut statement = connection.prepare_cached(
+fn log_of(connection: &dyn Sql, id: &str) -> Result<Vec<ToolLogEntry>> {
+    let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
                 interrupted, divergence, error, decision
-         FROM cm_log WHERE execution_id = ?1 ORDER BY seq",
-    )?;
-    let rows = statement.query_map(params![id], |row| log_entry(row, 0))?;
-    rows.collect()
+         FROM cm_log WHERE execution_id = ?1 ORDER BY seq", args![id], |row| log_entry(row, 0))?;
+    Ok(rows)
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
 const LOG_AT: usize = 12;
 
 /// A log entry from the 14 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
-fn log_entry(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<ToolLogEntry> {
+fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
     let connector: String = row.get(at + 1)?;
@@ -1533,7 +1661,7 @@ fn log_entry(row: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<ToolLogEntr
         result = Some(Value::Null);
     }
     Ok(ToolLogEntry {
-        seq: row.get::<_, i64>(at)? as u64,
+        seq: row.get::<i64>(at)? as u64,
         connector,
         method: row.get(at + 2)?,
         args: parse_json(row.get(at + 3)?),
@@ -1562,15 +1690,11 @@ struct RecordedRow {
     decision: Option<Decision>,
 }
 
-fn recorded_call(
-    tx: &Transaction<'_>,
-    id: &str,
-    seq: u64,
-) -> rusqlite::Result<Option<RecordedRow>> {
-    tx.query_row_cached(
+fn recorded_call(tx: &dyn Sql, id: &str, seq: u64) -> Result<Option<RecordedRow>> {
+    tx.query_row_opt(
         "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
          WHERE execution_id = ?1 AND seq = ?2",
-        params![id, seq as i64],
+        args![id, seq as i64],
         |row| {
             let state: String = row.get(5)?;
             Ok(RecordedRow {
@@ -1585,14 +1709,13 @@ fn recorded_call(
             })
         },
     )
-    .optional()
 }
 
-fn bump_rules_version(tx: &Transaction<'_>, runtime: &str) -> rusqlite::Result<()> {
-    tx.execute_cached(
+fn bump_rules_version(tx: &dyn Sql, runtime: &str) -> Result<()> {
+    tx.execute(
         "INSERT INTO cm_rules_version (runtime, version) VALUES (?1, 1)
-         ON CONFLICT (runtime) DO UPDATE SET version = version + 1",
-        params![runtime],
+         ON CONFLICT (runtime) DO UPDATE SET version = cm_rules_version.version + 1",
+        args![runtime],
     )?;
     Ok(())
 }
@@ -1633,72 +1756,68 @@ impl RunRow {
     }
 }
 
-fn run_row(connection: &Connection, id: &str) -> rusqlite::Result<Option<RunRow>> {
-    connection
-        .query_row_cached(
-            "SELECT runtime, status, owner_pid, owner_started, rollback_pid, rollback_started
+fn run_row(connection: &dyn Sql, id: &str) -> Result<Option<RunRow>> {
+    connection.query_row_opt(
+        "SELECT runtime, status, owner_pid, owner_started, rollback_pid, rollback_started
              FROM cm_executions WHERE id = ?1",
-            params![id],
-            |row| {
-                let status: String = row.get(1)?;
-                let owner_raw = (row.get(2)?, row.get(3)?);
-                let rollback_raw = (row.get(4)?, row.get(5)?);
-                Ok(RunRow {
-                    runtime: row.get(0)?,
-                    status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
-                    owner: owner_of(owner_raw.0, owner_raw.1),
-                    rollback: owner_of(rollback_raw.0, rollback_raw.1),
-                    owner_raw,
-                    rollback_raw,
-                })
-            },
-        )
-        .optional()
+        args![id],
+        |row| {
+            let status: String = row.get(1)?;
+            let owner_raw = (row.get(2)?, row.get(3)?);
+            let rollback_raw = (row.get(4)?, row.get(5)?);
+            Ok(RunRow {
+                runtime: row.get(0)?,
+                status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
+                owner: owner_of(owner_raw.0, owner_raw.1),
+                rollback: owner_of(rollback_raw.0, rollback_raw.1),
+                owner_raw,
+                rollback_raw,
+            })
+        },
+    )
 }
 
-fn status_of(connection: &Connection, id: &str) -> rusqlite::Result<Option<ExecutionStatus>> {
-    let status: Option<String> = connection
-        .query_row_cached(
-            "SELECT status FROM cm_executions WHERE id = ?1",
-            params![id],
-            |row| row.get(0),
-        )
-        .optional()?;
+fn status_of(connection: &dyn Sql, id: &str) -> Result<Option<ExecutionStatus>> {
+    let status: Option<String> = connection.query_row_opt(
+        "SELECT status FROM cm_executions WHERE id = ?1",
+        args![id],
+        |row| row.get(0),
+    )?;
     Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
 }
 
-fn touch(tx: &Transaction<'_>, id: &str, now: i64) -> rusqlite::Result<()> {
-    tx.execute_cached(
+fn touch(tx: &dyn Sql, id: &str, now: i64) -> Result<()> {
+    tx.execute(
         "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1",
-        params![id, now],
+        args![id, now],
     )?;
     Ok(())
 }
 
 /// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
-fn fail_in(tx: &Transaction<'_>, id: &str, message: &str, now: i64) -> rusqlite::Result<()> {
-    tx.execute_cached(
+fn fail_in(tx: &dyn Sql, id: &str, message: &str, now: i64) -> Result<()> {
+    tx.execute(
         "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'running'",
-        params![id, cap(message), now],
+        args![id, cap(message), now],
     )?;
     Ok(())
 }
 
 fn diverge(
-    tx: &Transaction<'_>,
+    tx: &dyn Sql,
     id: &str,
     seq: u64,
     detail: &str,
     recorded: Value,
     attempted: Value,
     now: i64,
-) -> rusqlite::Result<()> {
+) -> Result<()> {
     let divergence = json!({"recorded": recorded, "attempted": attempted}).to_string();
-    tx.execute_cached(
+    tx.execute(
         "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
                 divergence = ?3
          WHERE execution_id = ?1 AND seq = ?2",
-        params![id, seq as i64, divergence],
+        args![id, seq as i64, divergence],
     )?;
     fail_in(
         tx,
@@ -1740,26 +1859,19 @@ fn logs_for_storage(logs: &[String]) -> Option<String> {
 }
 
 /// Deletes terminal executions beyond the newest `keep` (never `except`); returns the deleted ids.
-fn prune(
-    tx: &Transaction<'_>,
-    runtime: &str,
-    keep: usize,
-    except: Option<&str>,
-) -> rusqlite::Result<Vec<String>> {
+fn prune(tx: &dyn Sql, runtime: &str, keep: usize, except: Option<&str>) -> Result<Vec<String>> {
     let ids: Vec<String> = {
-        let mut statement = tx.prepare_cached(
+        let rows = tx.query_map(
             "SELECT id, rollback_pid, rollback_started FROM cm_executions
-             WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back') AND id IS NOT ?2
-             ORDER BY created_at DESC, id DESC LIMIT -1 OFFSET ?3",
-        )?;
-        let rows = statement.query_map(
-            params![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
-            |row| Ok((row.get::<_, String>(0)?, owner_of(row.get(1)?, row.get(2)?))),
+             WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back') AND id IS DISTINCT FROM ?2
+             ORDER BY created_at DESC, id DESC LIMIT 9223372036854775807 OFFSET ?3", 
+            args![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
+            |row| Ok((row.get::<String>(0)?, owner_of(row.get(1)?, row.get(2)?))),
         )?;
         let mut ids = Vec::new();
         for row in rows {
             // A run being rolled back by a live process keeps its audit row until the rollback ends.
-            let (id, rollback) = row?;
+            let (id, rollback) = row;
             if !rollback.is_some_and(ProcessIdentity::is_alive) {
                 ids.push(id);
             }
@@ -1767,15 +1879,136 @@ fn prune(
         ids
     };
     for id in &ids {
-        tx.execute_cached("DELETE FROM cm_log WHERE execution_id = ?1", params![id])?;
-        tx.execute_cached("DELETE FROM cm_executions WHERE id = ?1", params![id])?;
+        tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
+        tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
     }
     Ok(ids)
 }
 
-fn migrate(connection: &mut Connection, path: &Path) -> Result<(), StoreError> {
+/// The decision JSON in parameter `param`, with the call's `shown` (what the person was shown) merged in as
+/// its `shown` field when there is one.
+fn decision_with_shown(dialect: Dialect, param: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => {
+            format!(
+                "CASE WHEN shown IS NULL THEN {param} ELSE json_set({param}, '$.shown', json(shown)) END"
+            )
+        }
+        Dialect::Postgres => format!(
+            "CASE WHEN shown IS NULL THEN {param}
+                  ELSE jsonb_set(CAST({param} AS TEXT)::jsonb, '{{shown}}', shown::jsonb)::text END"
+        ),
+    }
+}
+
+/// Opens (creating and migrating) an SQLite store file, owner-only.
+fn open_sqlite(path: &Path) -> Result<rusqlite::Connection, StoreError> {
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        create_private_folder(folder).map_err(|source| StoreError::Folder {
+            path: folder.display().to_string(),
+            source,
+        })?;
+    }
+    create_private_file(path).map_err(|source| StoreError::Folder {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let mut connection = rusqlite::Connection::open(path)?;
+    connection.busy_timeout(Duration::from_secs(10))?;
+    connection.set_prepared_statement_cache_capacity(256);
+    // A newer build's database is refused before anything (even the journal mode) is written to it.
+    let version: i64 = connection.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.display().to_string(),
+            found: version,
+        });
+    }
+    connection.pragma_update(None, "journal_mode", "WAL")?;
+    connection.pragma_update(None, "synchronous", "NORMAL")?;
+    connection.pragma_update(None, "foreign_keys", "ON")?;
+    migrate(&mut connection, path)?;
+    Ok(connection)
+}
+
+/// Connects to a PostgreSQL store and brings its schema up to this build's. A server that cannot be reached,
+/// or whose schema is newer, is refused before anything is written to it.
+fn open_postgres(url: &str, runtime: &str) -> Result<postgres::Postgres, StoreError> {
+    let address = postgres::masked(url);
+    let unreachable = |error: DbError| StoreError::Unreachable {
+        address: address.clone(),
+        reason: error.to_string(),
+    };
+    let database = postgres::Postgres::connect(url, runtime).map_err(unreachable)?;
+    let newer = |found: i64| StoreError::NewerSchema {
+        path: address.clone(),
+        found,
+    };
+    let found = postgres_schema_version(&database.connection()?)?;
+    if found > SCHEMA_VERSION {
+        return Err(newer(found));
+    }
+    if found == SCHEMA_VERSION {
+        return Ok(database);
+    }
+    // Hosts starting together migrate one at a time; each reads the version again under the lock.
+    let found = database.transaction(advisory_key("codemode schema", ""), "", |tx| {
+        tx.batch("CREATE TABLE IF NOT EXISTS cm_schema (version BIGINT NOT NULL)")?;
+        let found = postgres_schema_version(tx)?;
+        if found >= SCHEMA_VERSION {
+            return Ok(found);
+        }
+        for (reaches, migration) in POSTGRES_MIGRATIONS {
+            if *reaches > found {
+                tx.batch(migration)?;
+            }
+        }
+        tx.execute("DELETE FROM cm_schema", args![])?;
+        tx.execute(
+            "INSERT INTO cm_schema (version) VALUES (?1)",
+            args![SCHEMA_VERSION],
+        )?;
+        Ok(found)
+    })?;
+    if found > SCHEMA_VERSION {
+        return Err(newer(found));
+    }
+    Ok(database)
+}
+
+/// The schema version a PostgreSQL store holds; 0 for an empty database.
+fn postgres_schema_version(connection: &dyn Sql) -> Result<i64> {
+    let exists: bool = connection.query_row(
+        "SELECT to_regclass('cm_schema') IS NOT NULL",
+        args![],
+        |row| row.get(0),
+    )?;
+    if !exists {
+        return Ok(0);
+    }
+    connection.query_row(
+        "SELECT coalesce(max(version), 0) FROM cm_schema",
+        args![],
+        |row| row.get(0),
+    )
+}
+
+/// A PostgreSQL advisory lock's key for `name` in `space`: the first 8 bytes of their SHA-256.
+fn advisory_key(space: &str, name: &str) -> i64 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::new()
+        .chain_update(space)
+        .chain_update([0])
+        .chain_update(name)
+        .finalize();
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&digest[..8]);
+    i64::from_be_bytes(bytes)
+}
+
+fn migrate(connection: &mut rusqlite::Connection, path: &Path) -> Result<(), StoreError> {
     let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let version: i64 = tx.query_row_cached("PRAGMA user_version", [], |row| row.get(0))?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
     if version > SCHEMA_VERSION {
         return Err(StoreError::NewerSchema {
             path: path.display().to_string(),

@@ -1,0 +1,367 @@
+//! The store on PostgreSQL (docs/shared-store.md): a pool of tokio-postgres connections driven by a runtime
+//! of its own, so the store's synchronous calls can wait on them from any thread (a tokio worker included),
+//! plus one connection that only LISTENs, turning other hosts' commits into a change counter.
+
+use super::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use futures_executor::block_on;
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::{AsyncMessage, NoTls};
+
+/// The channel every write transaction notifies on commit, with its runtime's name as the payload.
+pub(crate) const CHANNEL: &str = "codemode";
+
+/// How long connecting may take before the store says the server is unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A pool of connections to one PostgreSQL database, and the counter of the changes announced on it.
+pub(crate) struct Postgres {
+    /// Taken on drop, to shut down without blocking (the store may be dropped on an async worker).
+    runtime: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+    /// Notifications received, and reconnections of the listener (which may have missed some).
+    announced: Arc<AtomicU64>,
+    /// Transactions this store committed.
+    commits: AtomicU64,
+}
+
+impl Postgres {
+    /// Connects to `url` (a `postgres://` URL or a `key=value` string), checking the server answers.
+    pub(crate) fn connect(url: &str, runtime_name: &str) -> Result<Self, DbError> {
+        let mut config = tokio_postgres::Config::from_str(url)
+            .map_err(|e| DbError::Pool(format!("not a PostgreSQL address: {}", e)))?;
+        config.connect_timeout(CONNECT_TIMEOUT);
+        if config.get_application_name().is_none() {
+            config.application_name("codemode");
+        }
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .thread_name("codemode-postgres")
+            .enable_all()
+            .build()
+            .map_err(|e| DbError::Pool(format!("cannot start the database runtime: {e}")))?;
+        let manager = Manager::from_config(
+            config.clone(),
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(8)
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| DbError::Pool(e.to_string()))?;
+        let announced = Arc::new(AtomicU64::new(0));
+        let postgres = Postgres {
+            runtime: Some(runtime),
+            pool,
+            announced: announced.clone(),
+            commits: AtomicU64::new(0),
+        };
+        // The first connection is made now, so an unreachable server is said at once.
+        drop(postgres.connection()?);
+        postgres.spawn(listen(config, runtime_name.to_owned(), announced));
+        Ok(postgres)
+    }
+
+    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, future: F) {
+        if let Some(runtime) = &self.runtime {
+            runtime.spawn(future);
+        }
+    }
+
+    /// Runs `future` on the store's runtime (which new connections need) and waits for it.
+    fn run<T: Send + 'static>(
+        &self,
+        future: impl Future<Output = Result<T, DbError>> + Send + 'static,
+    ) -> Result<T, DbError> {
+        let runtime = self
+            .runtime
+            .as_ref()
+            .ok_or_else(|| DbError::Pool("the store is closed".to_owned()))?;
+        block_on(runtime.spawn(future))
+            .map_err(|e| DbError::Pool(format!("the database task failed: {e}")))?
+    }
+
+    /// A pooled connection.
+    pub(crate) fn connection(&self) -> Result<Connection, DbError> {
+        let pool = self.pool.clone();
+        let client = self.run(async move {
+            pool.get().await.map_err(|e| match e {
+                deadpool_postgres::PoolError::Backend(e) => DbError::Postgres(e),
+                other => DbError::Pool(other.to_string()),
+            })
+        })?;
+        Ok(Connection {
+            client: Some(client),
+        })
+    }
+
+    /// Runs `f` in one transaction holding the advisory lock `key` for its length (docs/shared-store.md,
+    /// "Transactions"), and announces the change on commit.
+    pub(crate) fn transaction<T>(
+        &self,
+        key: i64,
+        announce: &str,
+        f: impl FnOnce(&Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        let mut connection = self.connection()?;
+        connection.batch("BEGIN")?;
+        let outcome = connection
+            .execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(key)])
+            .and_then(|_| f(&connection));
+        match outcome {
+            Ok(value) => {
+                // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
+                let payload = announce.replace('\'', "''");
+                connection.batch(&format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT"))?;
+                self.commits.fetch_add(1, Ordering::SeqCst);
+                Ok(value)
+            }
+            Err(error) => {
+                if connection.batch("ROLLBACK").is_err() {
+                    connection.discard();
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// How many changes were announced to this store since it opened (moves on every commit anywhere).
+    pub(crate) fn announced(&self) -> u64 {
+        self.announced.load(Ordering::SeqCst)
+    }
+
+    /// How many transactions this store committed.
+    pub(crate) fn commits(&self) -> u64 {
+        self.commits.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+/// One pooled connection. Statements are prepared once per connection (deadpool's statement cache).
+pub(crate) struct Connection {
+    client: Option<Object>,
+}
+
+impl Connection {
+    fn client(&self) -> Result<&Object, DbError> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| DbError::Pool("the connection was discarded".to_owned()))
+    }
+
+    /// Runs statements without parameters (the simple query protocol).
+    pub(crate) fn batch(&self, sql: &str) -> Result<(), DbError> {
+        let client = self.client()?;
+        Ok(block_on(client.batch_execute(sql))?)
+    }
+
+    /// Takes the connection out of the pool for good: it may be inside a transaction that could not be
+    /// ended, and closing it makes the server roll that back.
+    fn discard(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
+    }
+
+    fn prepared(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<(tokio_postgres::Statement, Vec<Typed>), DbError> {
+        let client = self.client()?;
+        let statement = block_on(client.prepare_cached(&postgres_placeholders(sql)))?;
+        let values = statement
+            .params()
+            .iter()
+            .zip(params)
+            .map(|(ty, param)| typed(ty, param))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((statement, values))
+    }
+}
+
+impl Sql for Connection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<usize, DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+        let changed = block_on(self.client()?.execute(&statement, &refs))?;
+        Ok(changed as usize)
+    }
+
+    fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+        let rows = block_on(self.client()?.query(&statement, &refs))?;
+        rows.iter().map(row).collect()
+    }
+}
+
+/// A parameter as the type PostgreSQL inferred for its placeholder.
+enum Typed {
+    Small(Option<i16>),
+    Int(Option<i32>),
+    Big(Option<i64>),
+    Bool(Option<bool>),
+    Text(Option<String>),
+}
+
+impl Typed {
+    fn as_sql(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Typed::Small(v) => v,
+            Typed::Int(v) => v,
+            Typed::Big(v) => v,
+            Typed::Bool(v) => v,
+            Typed::Text(v) => v,
+        }
+    }
+}
+
+fn typed(ty: &Type, param: &Param<'_>) -> Result<Typed, DbError> {
+    let int = match param {
+        Param::Int(v) => Some(*v),
+        _ => None,
+    };
+    let out_of_range = || DbError::Pool(format!("{int:?} does not fit a {ty} parameter"));
+    Ok(match *ty {
+        Type::INT8 => Typed::Big(int),
+        Type::INT4 => Typed::Int(
+            int.map(i32::try_from)
+                .transpose()
+                .map_err(|_| out_of_range())?,
+        ),
+        Type::INT2 => Typed::Small(
+            int.map(i16::try_from)
+                .transpose()
+                .map_err(|_| out_of_range())?,
+        ),
+        Type::BOOL => Typed::Bool(int.map(|v| v != 0)),
+        _ => Typed::Text(match param {
+            Param::Null => None,
+            Param::Int(v) => Some(v.to_string()),
+            Param::Text(text) => Some(text.to_string()),
+        }),
+    })
+}
+
+fn row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
+    let mut cells = Vec::with_capacity(row.len());
+    for (index, column) in row.columns().iter().enumerate() {
+        let cell = match *column.type_() {
+            Type::INT8 => row.try_get::<_, Option<i64>>(index)?.map(Cell::Int),
+            Type::INT4 => row
+                .try_get::<_, Option<i32>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            Type::INT2 => row
+                .try_get::<_, Option<i16>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            _ => row.try_get::<_, Option<String>>(index)?.map(Cell::Text),
+        };
+        cells.push(cell.unwrap_or(Cell::Null));
+    }
+    Ok(Row(cells))
+}
+
+/// Keeps one connection LISTENing on [`CHANNEL`] and counts the notifications for `runtime`. When the
+/// connection ends it connects again and counts once more, since what was announced meanwhile is lost.
+async fn listen(config: tokio_postgres::Config, runtime: String, announced: Arc<AtomicU64>) {
+    loop {
+        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+            let counter = announced.clone();
+            let runtime = runtime.clone();
+            let driver = tokio::spawn(async move {
+                let mut messages =
+                    futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+                while let Some(Ok(message)) = futures_util::StreamExt::next(&mut messages).await {
+                    if let AsyncMessage::Notification(notification) = message
+                        && notification.payload() == runtime
+                    {
+                        counter.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+            if client
+                .batch_execute(&format!("LISTEN {CHANNEL}"))
+                .await
+                .is_ok()
+            {
+                announced.fetch_add(1, Ordering::SeqCst);
+            }
+            let _ = driver.await;
+            drop(client);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// `url` with its password replaced, for messages.
+pub fn masked(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url
+            .split_whitespace()
+            .map(|pair| match pair.split_once('=') {
+                Some(("password", _)) => "password=***".to_owned(),
+                _ => pair.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+    };
+    let rest = &url[scheme_end + 3..];
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    match authority.rfind('@') {
+        Some(at) => match authority[..at].split_once(':') {
+            Some((user, _)) => format!(
+                "{}{user}:***{}",
+                &url[..scheme_end + 3],
+                &url[scheme_end + 3 + at..]
+            ),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::masked;
+
+    #[test]
+    fn a_password_never_shows() {
+        assert_eq!(
+            masked("postgres://ann:s3cret@db.example:5432/codemode"),
+            "postgres://ann:***@db.example:5432/codemode"
+        );
+        assert_eq!(
+            masked("postgres://ann@db.example/codemode?sslmode=disable"),
+            "postgres://ann@db.example/codemode?sslmode=disable"
+        );
+        assert_eq!(
+            masked("host=db user=ann password=s3cret dbname=x"),
+            "host=db user=ann password=*** dbname=x"
+        );
+    }
+}
