@@ -1,7 +1,8 @@
 # A throwaway PostgreSQL cluster for the tests (docs/shared-store.md, "Testing"): Debian's server package, a
 # cluster in a temporary directory, owned by the unprivileged `postgres` user when run as root, listening on
-# 127.0.0.1 on a free port, and removed on exit. Durability is off (fsync, full-page writes): nothing in it
-# outlives the run.
+# 127.0.0.1 on a free port, and removed on exit. fsync and full-page writes are off, which only an operating
+# system crash would notice; commits still wait for their WAL to be written, so a server killed mid-run (the
+# restart test) loses nothing it acknowledged.
 #
 #   source scripts/lib/postgres.sh; start_test_postgres   # exports CODEMODE_TEST_POSTGRES (a server URL)
 
@@ -32,7 +33,7 @@ start_test_postgres() {
   _as_cluster_owner "$bin/initdb" -D "$TEST_POSTGRES_DIR/data" -A trust -U postgres -E UTF8 --locale=C.UTF-8 \
     --no-sync >"$TEST_POSTGRES_DIR/initdb.log" 2>&1 || { cat "$TEST_POSTGRES_DIR/initdb.log"; return 1; }
   TEST_POSTGRES_OPTIONS="-p $port -k $TEST_POSTGRES_DIR/run -c listen_addresses=127.0.0.1 -c fsync=off"
-  TEST_POSTGRES_OPTIONS+=" -c full_page_writes=off -c synchronous_commit=off -c max_connections=400"
+  TEST_POSTGRES_OPTIONS+=" -c full_page_writes=off -c max_connections=400"
   _as_cluster_owner "$bin/pg_ctl" -D "$TEST_POSTGRES_DIR/data" -l "$TEST_POSTGRES_DIR/run/log" \
     -o "$TEST_POSTGRES_OPTIONS" -w start >/dev/null
   export CODEMODE_TEST_POSTGRES="postgres://postgres@127.0.0.1:$port/postgres"

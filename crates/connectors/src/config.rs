@@ -41,6 +41,9 @@ pub struct Config {
     /// `runtime.maxOutputChars`: the characters of an outcome `codemode mcp` hands the model (docs/api.md,
     /// "Bounded outcomes").
     pub max_output_chars: usize,
+    /// `runtime.store`: a PostgreSQL URL every host of a team names (docs/shared-store.md); the data
+    /// directory's SQLite file when absent. `$CODEMODE_STORE` overrides it.
+    pub store: Option<String>,
 }
 
 /// `runtime.maxOutputChars` when the file does not set it: the reference's 24,000 characters.
@@ -386,6 +389,7 @@ struct RawRuntime {
     paused_ttl: Option<Value>,
     expiry_sweep_minutes: Option<u64>,
     max_output_chars: Option<usize>,
+    store: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -466,6 +470,20 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             format!("maxOutputChars must be at least {MIN_MAX_OUTPUT_CHARS}"),
         ));
     }
+    let store = match raw.runtime.as_ref().and_then(|r| r.store.as_deref()) {
+        None => None,
+        Some(url) => match codemode::StoreLocation::parse(url) {
+            codemode::StoreLocation::Postgres(url) => Some(url),
+            codemode::StoreLocation::File(_) => {
+                return Err(in_runtime(
+                    "store",
+                    "store must be a PostgreSQL URL such as \"postgres://user@host:5432/codemode\"; \
+                     without it the store is codemode.db in the data directory"
+                        .to_owned(),
+                ));
+            }
+        },
+    };
     let runtime = match raw.runtime {
         None => defaults,
         Some(r) => RuntimeSettings {
@@ -612,6 +630,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         connectors,
         rules,
         max_output_chars,
+        store,
     })
 }
 

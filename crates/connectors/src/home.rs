@@ -4,7 +4,7 @@
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};
 use crate::owner_only;
-use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions};
+use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions, StoreLocation};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +28,21 @@ pub fn resolve_dir(flag: Option<&Path>) -> PathBuf {
     data.join("codemode-console")
 }
 
+/// `$CODEMODE_STORE` if set (a PostgreSQL URL, or an SQLite file's path), else `runtime.store` from
+/// connectors.json, else `codemode.db` in the data directory (docs/shared-store.md).
+pub fn store_location(dir: &Path, config: Option<&Config>) -> StoreLocation {
+    if let Some(store) = std::env::var("CODEMODE_STORE")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+    {
+        return StoreLocation::parse(&store);
+    }
+    match config.and_then(|c| c.store.as_deref()) {
+        Some(url) => StoreLocation::Postgres(url.to_owned()),
+        None => StoreLocation::File(dir.join(DATABASE)),
+    }
+}
+
 /// How a host opens its data directory.
 #[derive(Clone, Default)]
 pub struct HomeOptions {
@@ -46,6 +61,8 @@ pub struct HomeOptions {
 /// no connectors, the error is kept, and whatever would need the connectors reports it.
 pub struct Home {
     pub dir: PathBuf,
+    /// Where the runtime keeps its executions: the data directory's SQLite file, or a shared PostgreSQL.
+    pub store: StoreLocation,
     pub settings: RuntimeSettings,
     pub config: Option<Config>,
     pub config_error: Option<String>,
@@ -88,10 +105,11 @@ impl Home {
         if let Some(clock) = options.clock {
             runtime_options.clock = clock;
         }
-        let runtime =
-            Runtime::open(&dir.join(DATABASE), runtime_options, connectors.all.clone()).await?;
+        let store = store_location(dir, config.as_ref());
+        let runtime = Runtime::open(store.clone(), runtime_options, connectors.all.clone()).await?;
         Ok(Home {
             dir: dir.to_path_buf(),
+            store,
             settings,
             config,
             config_error,

@@ -446,3 +446,24 @@ fn an_oauth_client_is_checked_without_echoing_its_secret() {
         );
     }
 }
+
+#[test]
+fn a_shared_store_is_a_postgresql_url_in_runtime_store() {
+    let shared =
+        parsed(r#"{"runtime": {"store": "postgres://ann:pw@db.example:5432/codemode"}}"#).unwrap();
+    assert_eq!(
+        shared.store.as_deref(),
+        Some("postgres://ann:pw@db.example:5432/codemode")
+    );
+    assert_eq!(
+        connectors::home::store_location(Path::new("/data"), Some(&shared)),
+        codemode::StoreLocation::Postgres("postgres://ann:pw@db.example:5432/codemode".into())
+    );
+    let local = parsed("{}").unwrap();
+    assert_eq!(local.store, None);
+    let error = parsed(r#"{"runtime": {"store": "/srv/codemode.db"}}"#).unwrap_err();
+    assert_eq!(
+        error.message,
+        "store must be a PostgreSQL URL such as \"postgres://user@host:5432/codemode\"; without it the store is codemode.db in the data directory"
+    );
+}

@@ -400,19 +400,19 @@ impl Store {
     /// Every statement runs here: off the async worker threads (SQLite blocks, for up to its busy timeout
     /// when another process holds the write lock, and PostgreSQL waits on the network), so one request
     /// waiting on the database never stalls the others — `codemode mcp` runs a single worker thread.
-    fn with<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
+    fn with<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
         off_async_workers(|| match &self.database {
             Database::Sqlite(connection) => {
                 let connection = connection.lock().unwrap_or_else(|p| p.into_inner());
                 Ok(f(&*connection)?)
             }
-            Database::Postgres(postgres) => Ok(f(&postgres.connection()?)?),
+            Database::Postgres(postgres) => Ok(postgres.read(|connection| f(connection))?),
         })
     }
 
     /// One write transaction: SQLite's `BEGIN IMMEDIATE` takes the file's write lock first; on PostgreSQL the
     /// runtime's advisory lock does the same, so every transition reads what the last one committed.
-    fn write<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
+    fn write<T>(&self, mut f: impl FnMut(&dyn Sql) -> Result<T>) -> Result<T, StoreError> {
         off_async_workers(|| match &self.database {
             Database::Sqlite(connection) => {
                 let mut connection = connection.lock().unwrap_or_else(|p| p.into_inner());

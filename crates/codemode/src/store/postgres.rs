@@ -19,6 +19,17 @@ pub(crate) const CHANNEL: &str = "codemode";
 /// How long connecting may take before the store says the server is unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a statement keeps being retried on new connections while the server is unreachable (a restart,
+/// a failover) before the store gives up (docs/shared-store.md, "When the server goes away").
+const RECONNECT_FOR: Duration = Duration::from_secs(20);
+
+/// Why an attempt failed: before its commit was sent (the server rolled it back, so it may be run again), or
+/// while committing (it may have committed: it is not run again).
+enum Failed {
+    BeforeCommit(DbError),
+    AtCommit(DbError),
+}
+
 /// A pool of connections to one PostgreSQL database, and the counter of the changes announced on it.
 pub(crate) struct Postgres {
     /// Taken on drop, to shut down without blocking (the store may be dropped on an async worker).
@@ -104,32 +115,70 @@ impl Postgres {
         })
     }
 
+    /// Runs `f` on a pooled connection, outside a transaction (reads).
+    pub(crate) fn read<T>(
+        &self,
+        mut f: impl FnMut(&Connection) -> Result<T, DbError>,
+    ) -> Result<T, DbError> {
+        self.retrying(|| {
+            let connection = self.connection().map_err(Failed::BeforeCommit)?;
+            f(&connection).map_err(Failed::BeforeCommit)
+        })
+    }
+
     /// Runs `f` in one transaction holding the advisory lock `key` for its length (docs/shared-store.md,
     /// "Transactions"), and announces the change on commit.
     pub(crate) fn transaction<T>(
         &self,
         key: i64,
         announce: &str,
-        f: impl FnOnce(&Connection) -> Result<T, DbError>,
+        mut f: impl FnMut(&Connection) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        let mut connection = self.connection()?;
-        connection.batch("BEGIN")?;
-        let outcome = connection
-            .execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(key)])
-            .and_then(|_| f(&connection));
-        match outcome {
-            Ok(value) => {
-                // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
-                let payload = announce.replace('\'', "''");
-                connection.batch(&format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT"))?;
-                self.commits.fetch_add(1, Ordering::SeqCst);
-                Ok(value)
-            }
-            Err(error) => {
-                if connection.batch("ROLLBACK").is_err() {
-                    connection.discard();
+        self.retrying(|| {
+            let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
+            let outcome = connection
+                .batch("BEGIN")
+                .and_then(|()| {
+                    connection.execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(key)])
+                })
+                .and_then(|_| f(&connection));
+            let value = match outcome {
+                Ok(value) => value,
+                Err(error) => {
+                    if connection.batch("ROLLBACK").is_err() {
+                        connection.discard();
+                    }
+                    return Err(Failed::BeforeCommit(error));
                 }
-                Err(error)
+            };
+            // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
+            let payload = announce.replace('\'', "''");
+            if let Err(error) = connection.batch(&format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT"))
+            {
+                connection.discard();
+                return Err(Failed::AtCommit(error));
+            }
+            self.commits.fetch_add(1, Ordering::SeqCst);
+            Ok(value)
+        })
+    }
+
+    /// Runs `attempt` again on a new connection while the server is unreachable, for up to
+    /// [`RECONNECT_FOR`]; a transaction that may have committed is never run again.
+    fn retrying<T>(&self, mut attempt: impl FnMut() -> Result<T, Failed>) -> Result<T, DbError> {
+        let deadline = std::time::Instant::now() + RECONNECT_FOR;
+        let mut pause = Duration::from_millis(25);
+        loop {
+            match attempt() {
+                Ok(value) => return Ok(value),
+                Err(Failed::AtCommit(error)) => return Err(error),
+                Err(Failed::BeforeCommit(error)) => {
+                    if !error.is_connection_lost() || std::time::Instant::now() + pause > deadline {
+                        return Err(error);
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_secs(1));
+                }
             }
         }
     }

@@ -173,6 +173,36 @@ pub enum DbError {
     },
 }
 
+impl DbError {
+    /// The connection to the server was lost, or the server is not taking connections (restarting, shutting
+    /// down, unreachable): what may succeed a moment later on a new connection.
+    pub(crate) fn is_connection_lost(&self) -> bool {
+        use tokio_postgres::error::SqlState;
+        let DbError::Postgres(error) = self else {
+            return false;
+        };
+        if error.is_closed() {
+            return true;
+        }
+        if let Some(code) = error.code() {
+            return [
+                SqlState::ADMIN_SHUTDOWN,
+                SqlState::CRASH_SHUTDOWN,
+                SqlState::CANNOT_CONNECT_NOW,
+            ]
+            .contains(code);
+        }
+        let mut source = std::error::Error::source(error);
+        while let Some(cause) = source {
+            if cause.downcast_ref::<std::io::Error>().is_some() {
+                return true;
+            }
+            source = cause.source();
+        }
+        false
+    }
+}
+
 /// The server's own message where there is one (tokio-postgres' Display says only "db error").
 fn postgres_message(error: &tokio_postgres::Error) -> String {
     match error.as_db_error() {
