@@ -257,6 +257,11 @@ pub async fn recover(console: State<'_, Console>, id: String) -> CommandResult<O
 }
 
 #[tauri::command]
+pub async fn adopt(console: State<'_, Console>, id: String) -> CommandResult<ExecutionState> {
+    console.api().await?.adopt(&id)
+}
+
+#[tauri::command]
 pub async fn delete_execution(console: State<'_, Console>, id: String) -> CommandResult<()> {
     console.api().await?.delete(&id).await
 }

@@ -59,6 +59,7 @@ impl Console {
             &dir,
             HomeOptions {
                 keep_warm: true,
+                serve_host: true,
                 ..HomeOptions::default()
             },
         )

@@ -85,6 +85,7 @@ fn main() {
             commands::reject,
             commands::rollback,
             commands::recover,
+            commands::adopt,
             commands::delete_execution,
             commands::run_program,
             commands::snippets,

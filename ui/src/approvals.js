@@ -5,7 +5,7 @@ import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
+import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
 
 /** Reasons a person gives often; the field takes any text. */
 const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing this", "Too broad: do less at once", "Use a different approach"];
@@ -219,11 +219,13 @@ export function approvalsView(root, options = {}) {
             h("span.mono.link", { title: "Copy the run id", onclick: () => copy(action.executionId, "Run id copied") }, action.executionId),
             h("span", `started ${clock(execution.createdAt)}`),
             execution.source ? h("span", `from ${execution.source}`) : null,
+            execution.host ? hostLabel(execution.host) : null,
             execution.source && cards.filter((c) => c.execution.source === execution.source).length > 1
               ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.execution.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
         h("div.actions.decide", reason, reject, edit, allow, approve),
         h("datalist#reason-presets", PRESET_REASONS.map((r) => h("option", { value: r })))),
       message ? h("div.inline-error#decision-error", message) : null,
+      hostNote(execution),
       action.interrupted ? h("div.note", "This call may already have been applied: the process running it died mid-call. Approving runs it again.") : null,
       h("div.preview-slot", previewSection(previews.get(keyOf(card)))),
       h("div.section#arguments",

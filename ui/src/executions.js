@@ -10,7 +10,7 @@ import { app, call, refresh, explain } from "./core.js";
 /** @typedef {import('./types/ToolLogEntry').ToolLogEntry} ToolLogEntry */
 /** @typedef {import('./types/RollbackReport').RollbackReport} RollbackReport */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, duration, shortId, preview, previewPane, jsonTree, codeView, stateDot, statusBadge, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
+import { h, clear, ago, clock, duration, shortId, preview, previewPane, jsonTree, codeView, stateDot, statusBadge, hostLabel, hostNote, decisionText, resultSummary, toast, copy, dialog, splitPane } from "./widgets.js";
 
 const ROW = 34;
 const PAGE = 200;
@@ -160,6 +160,7 @@ export function executionsView(root, options = {}) {
     const actions = h("div.actions",
       plan.length ? h("button.btn.danger#rollback", { onclick: () => rollback(e, plan) }, "Roll back") : null,
       e.interrupted ? h("button.btn#recover", { onclick: () => recover(e) }, "Recover") : null,
+      e.host && !e.host.alive && !e.host.here ? h("button.btn#adopt", { onclick: () => adopt(e), title: "Decide and resume it on this host, with its connectors" }, "Adopt") : null,
       e.status === "completed" ? h("button.btn#save-snippet", { onclick: () => saveSnippet(e) }, "Save as snippet") : null,
       e.status === "paused" ? h("button.btn", { onclick: () => app.open("approvals", { id: e.id }) }, "Open in Approvals") : null,
       h("button.btn#delete", { onclick: () => remove(e) }, "Delete"));
@@ -183,9 +184,11 @@ export function executionsView(root, options = {}) {
             h("span", `updated ${clock(e.updatedAt)}`),
             h("span", `${duration(e.updatedAt - e.createdAt)}`),
             e.source ? h("span", `from ${e.source}`) : null,
+            e.host ? hostLabel(e.host) : null,
             deciders.length ? h("span", `${deciders.join(", ")}`) : null)),
         actions),
       e.interrupted ? h("div.note", "This run's process died mid-pass. Its unfinished call may already have been applied; Recover runs the program again (an approved call waits for you again).") : null,
+      hostNote(e),
       report ? rollbackReport(report) : null,
       e.error && tab !== "result" ? h("div.inline-error#execution-error", e.error) : null,
       tabBar, body);
@@ -264,6 +267,16 @@ export function executionsView(root, options = {}) {
     await refresh();
     report = kept;
     showDetail();
+  }
+
+  async function adopt(e) {
+    try {
+      await call("adopt", { id: e.id });
+      toast("Adopted: this host now decides and resumes it");
+    } catch (error) {
+      toast(explain(error));
+    }
+    refresh();
   }
 
   async function recover(e) {

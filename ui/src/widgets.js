@@ -97,6 +97,31 @@ export function statusBadge(status) {
   return h(`span.status.${status}`, status.replace("_", " "));
 }
 
+/**
+ * The host a run belongs to on a shared store (docs/shared-store.md): its name, marked when it is this one or
+ * when it is gone.
+ * @param {import("./types/RunHost").RunHost} host
+ */
+export function hostLabel(host) {
+  const state = host.here ? "this host" : host.alive ? "another host" : "gone";
+  return h(`span.host.${host.here ? "here" : host.alive ? "alive" : "gone"}#run-host`, { title: `Runs on ${host.name} (${state})` },
+    `on ${host.name}${host.here ? " (here)" : host.alive ? "" : " (gone)"}`);
+}
+
+/**
+ * What a person should know about a shared store's run before deciding: approved elsewhere and waiting for its
+ * host, or its host gone.
+ * @param {import("./types/ExecutionState").ExecutionState} e
+ */
+export function hostNote(e) {
+  if (!e.host) return null;
+  if (e.handed) return h("div.note#handed", `Approved by ${e.handed.by}; waiting for ${e.host.name} to resume it with its connectors.`);
+  if (!e.host.alive && !e.host.here && (e.status === "paused" || e.status === "running")) {
+    return h("div.note#host-gone", `Its host ${e.host.name} is gone (no heartbeat for 30 s). The run waits for it, or Adopt it here: this host then decides and resumes it, and needs every connector it was begun with.`);
+  }
+  return null;
+}
+
 const DECIDED = { approved: "approved", edited: "approved with edits", rejected: "rejected", allowed: "allowed", denied: "denied", expired: "expired" };
 
 /**

@@ -19,6 +19,9 @@ pub enum ErrorCode {
     Config,
     /// Another live process holds the run (a pass or a rollback); nothing was changed.
     Conflict,
+    /// Approved for another host of a shared store, which has not resumed the run yet: the decision stands
+    /// and `wait` returns the outcome (docs/shared-store.md).
+    Handed,
     /// Anything else: the database, the sandbox, the file system.
     Internal,
 }
@@ -31,6 +34,7 @@ impl ErrorCode {
             ErrorCode::InvalidArgs => "invalid_args",
             ErrorCode::Config => "config",
             ErrorCode::Conflict => "conflict",
+            ErrorCode::Handed => "handed",
             ErrorCode::Internal => "internal",
         }
     }
@@ -87,6 +91,7 @@ impl From<RuntimeError> for ApiError {
             RuntimeError::Stale(_) => ErrorCode::Stale,
             RuntimeError::InvalidArgs(_) => ErrorCode::InvalidArgs,
             RuntimeError::Busy(_) => ErrorCode::Conflict,
+            RuntimeError::Handed(_) => ErrorCode::Handed,
             RuntimeError::Configuration(_) => ErrorCode::Config,
             RuntimeError::Store(_) | RuntimeError::Executor(_) | RuntimeError::Interrupted(_) => {
                 ErrorCode::Internal
@@ -115,6 +120,7 @@ mod tests {
         let cases = [
             (RuntimeError::NotFound("x".into()), "not_found"),
             (RuntimeError::Busy("x".into()), "conflict"),
+            (RuntimeError::Handed("x".into()), "handed"),
             (RuntimeError::Configuration("x".into()), "config"),
             (RuntimeError::Interrupted("x".into()), "internal"),
         ];

@@ -50,9 +50,6 @@ use connectors::{Home, HomeOptions};
 use std::path::Path;
 use std::time::Duration;
 
-/// How often [`Api::wait`] looks at the database; decisions may come from another process.
-const WAIT_POLL: Duration = Duration::from_millis(100);
-
 /// An opened data directory and everything a front end may do with it.
 pub struct Api {
     home: Home,
@@ -254,6 +251,14 @@ impl Api {
         Ok(self.home.runtime.recover(id).await?)
     }
 
+    /// Adopts, on a shared store, a run whose host is gone: this host then decides and resumes it with its own
+    /// connectors, which must include every one the run was begun with (docs/shared-store.md).
+    pub fn adopt(&self, id: &str) -> Result<ExecutionState, ApiError> {
+        self.usable()?;
+        self.home.runtime.adopt(id)?;
+        self.execution(id)
+    }
+
     /// Deletes one run and what its connectors kept for rollback.
     pub async fn delete(&self, id: &str) -> Result<(), ApiError> {
         self.usable()?;
@@ -296,12 +301,14 @@ impl Api {
     pub async fn wait(&self, id: &str, timeout: Duration) -> Result<WaitOutcome, ApiError> {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
+            let token = self.home.runtime.change_token()?;
             let execution = self.execution(id)?;
             if WaitOutcome::settled(&execution) || tokio::time::Instant::now() >= deadline {
                 return Ok(WaitOutcome::of(&self.home.runtime, execution));
             }
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            tokio::time::sleep(WAIT_POLL.min(left)).await;
+            // A shared store wakes this on its next notification; an SQLite file is looked at again shortly.
+            self.home.runtime.changed(token, left).await;
         }
     }
 

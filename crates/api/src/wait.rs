@@ -35,28 +35,18 @@ impl WaitOutcome {
     /// README "The command line": completed → the completed Outcome; error, rejected, rolled back → an error outcome with the
     /// stored text; still undecided → the paused Outcome, or `{status: "running"}`.
     pub(crate) fn of(runtime: &Runtime, execution: ExecutionState) -> WaitOutcome {
-        let id = execution.id;
+        let id = execution.id.clone();
         let outcome = match execution.status {
-            ExecutionStatus::Completed => Outcome::Completed {
-                execution_id: id,
-                result: execution.result,
-                logs: execution.logs,
-                calls: Some(execution.log),
-            },
-            ExecutionStatus::RolledBack => Outcome::early_error(id, "Execution was rolled back"),
-            ExecutionStatus::Error | ExecutionStatus::Rejected => {
-                Outcome::early_error(id, execution.error.unwrap_or_default())
-            }
-            ExecutionStatus::Paused => match runtime.paused_outcome(&id) {
-                Ok(outcome) => outcome,
-                Err(error) => Outcome::early_error(id, error.to_string()),
-            },
             ExecutionStatus::Running => {
                 return WaitOutcome::Running(Running {
                     status: "running",
                     execution_id: id,
                 });
             }
+            _ => match runtime.outcome_of(execution) {
+                Ok(outcome) => outcome,
+                Err(error) => Outcome::early_error(id, error.to_string()),
+            },
         };
         WaitOutcome::Outcome(outcome)
     }

@@ -71,6 +71,9 @@ enum Command {
     Rollback { id: String },
     /// Re-run an execution interrupted by a crash (its unfinished call runs again).
     Recover { id: String },
+    /// On a shared store: take over a run whose host is gone, to decide and resume it on this host (which needs
+    /// every connector the run was begun with).
+    Adopt { id: String },
     /// The approval queue: pending calls of paused executions, newest first.
     Pending {
         id: Option<String>,
@@ -254,20 +257,16 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     let dir = connectors::home::resolve_dir(cli.home.as_deref());
-    let keep_warm = matches!(cli.command, Command::Mcp);
-    let home = Home::open(
-        &dir,
-        HomeOptions {
-            keep_warm,
-            ..HomeOptions::default()
-        },
-    )
-    .await?;
+    // `codemode mcp` lives as long as its client: it keeps a worker warm and serves as this machine's host
+    // on a shared store. A one-shot command leaves both to such a process.
+    let long_lived = matches!(cli.command, Command::Mcp);
+    let options = HomeOptions {
+        keep_warm: long_lived,
+        serve_host: long_lived,
+        ..HomeOptions::default()
+    };
+    let home = Home::open(&dir, options.clone()).await?;
     if let Command::Mcp = cli.command {
-        let options = HomeOptions {
-            keep_warm,
-            ..HomeOptions::default()
-        };
         mcp_server::serve_home(home, options)
             .await
             .map_err(ApiError::internal)?;
@@ -352,6 +351,14 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             }
         }
         Command::Recover { id } => outcome_report(api.recover(&id).await?),
+        Command::Adopt { id } => {
+            let execution = api.adopt(&id)?;
+            Report::new(
+                &execution,
+                format!("adopted {id}: it now belongs to this host"),
+                true,
+            )
+        }
         Command::Reject { calls, reason } => {
             let calls = reject_targets(&calls)?;
             let results = api.reject_each(&calls, Actor::Cli, reason.as_deref()).await;

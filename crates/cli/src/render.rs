@@ -344,6 +344,8 @@ pub fn executions(executions: &[ExecutionState]) -> String {
     if executions.is_empty() {
         return "no executions".to_owned();
     }
+    // On a shared store every run has a host, and the table says which.
+    let shared = executions.iter().any(|e| e.host.is_some());
     let rows: Vec<Vec<String>> = executions
         .iter()
         .map(|e| {
@@ -351,16 +353,36 @@ pub fn executions(executions: &[ExecutionState]) -> String {
             if e.interrupted {
                 status.push_str(" (interrupted)");
             }
-            vec![
+            let mut row = vec![
                 e.id.clone(),
                 status,
                 e.log.len().to_string(),
                 time(e.updated_at),
                 e.source.clone().unwrap_or_default(),
-            ]
+            ];
+            if shared {
+                row.push(e.host.as_ref().map(host_column).unwrap_or_default());
+            }
+            row
         })
         .collect();
-    table(&["ID", "STATUS", "CALLS", "UPDATED (UTC)", "SOURCE"], &rows)
+    if shared {
+        table(
+            &["ID", "STATUS", "CALLS", "UPDATED (UTC)", "SOURCE", "HOST"],
+            &rows,
+        )
+    } else {
+        table(&["ID", "STATUS", "CALLS", "UPDATED (UTC)", "SOURCE"], &rows)
+    }
+}
+
+/// A host as a table cell: its name, marked when it is this one or gone.
+fn host_column(host: &codemode::RunHost) -> String {
+    match (host.here, host.alive) {
+        (true, _) => format!("{} (here)", host.name),
+        (false, true) => host.name.clone(),
+        (false, false) => format!("{} (gone)", host.name),
+    }
 }
 
 /// What was decided about a call, as a person reads it: `rejected by cli: not today`, `allowed by rule notes`.
@@ -412,6 +434,15 @@ pub fn execution(e: &ExecutionState) -> String {
     if let Some(source) = &e.source {
         text.push_str(&format!("source:   {source}\n"));
     }
+    if let Some(host) = &e.host {
+        text.push_str(&format!("host:     {}\n", host_line(host)));
+    }
+    if let Some(handed) = &e.handed {
+        text.push_str(&format!(
+            "          approved by {}; waiting for its host to resume it\n",
+            handed.by
+        ));
+    }
     text.push_str(&format!("\n{}\n", e.code.trim_end()));
     if e.log.is_empty() {
         text.push_str("\nno connector calls\n");
@@ -444,6 +475,20 @@ pub fn execution(e: &ExecutionState) -> String {
         text.push_str(&format!("\nerror:\n{error}\n"));
     }
     text.trim_end().to_owned()
+}
+
+/// The host a run belongs to on a shared store: `ann@laptop`, `… (this host)`, `… (gone: waiting for it)`.
+fn host_line(host: &codemode::RunHost) -> String {
+    if host.here {
+        format!("{} (this host)", host.name)
+    } else if host.alive {
+        host.name.clone()
+    } else {
+        format!(
+            "{} (gone: the run waits for it, or `codemode adopt` on a host with its connectors)",
+            host.name
+        )
+    }
 }
 
 pub fn rollback(report: &RollbackReport) -> String {

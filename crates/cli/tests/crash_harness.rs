@@ -5,7 +5,9 @@
 //! an end and the effects are checked, not just the log: an approval-gated call is applied at most once per
 //! human approval, a rolled-back run leaves nothing applied, the workspace holds exactly what finished runs
 //! wrote, paused runs stay approvable, interrupted ones are recovered or reclaimed by `expire`, and the
-//! database passes `PRAGMA integrity_check`. Seeded (`CRASH_SEED`); prints its counts.
+//! database passes `PRAGMA integrity_check`. Seeded (`CRASH_SEED`); prints its counts. It runs twice: on the
+//! data directory's SQLite file, and on a PostgreSQL database (`runtime.store`, docs/shared-store.md), where a
+//! killed process's transaction is rolled back by the server and the log must keep no orphan rows.
 
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -65,7 +67,7 @@ struct Harness {
 }
 
 impl Harness {
-    fn new(seed: u64) -> Harness {
+    fn new(seed: u64, store: Option<&str>) -> Harness {
         let home =
             std::env::temp_dir().join(format!("codemode-crash-{}", uuid::Uuid::new_v4().simple()));
         std::fs::create_dir_all(home.join("programs")).unwrap();
@@ -75,8 +77,12 @@ impl Harness {
             .find(|p| Command::new(p).arg("-V").output().is_ok())
             .expect("python3 runs the ledger server");
         let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ledger_server.py");
+        let mut runtime = json!({"maxExecutions": 1000});
+        if let Some(url) = store {
+            runtime["store"] = json!(url);
+        }
         let config = json!({
-            "runtime": {"maxExecutions": 1000},
+            "runtime": runtime,
             "connectors": {
                 "files": {"type": "files", "root": "workspace"},
                 "ledger": {
@@ -228,11 +234,46 @@ struct Track {
 
 #[test]
 fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
+    harness(None);
+}
+
+#[test]
+fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice_on_postgresql() {
+    let Some(server) = std::env::var("CODEMODE_TEST_POSTGRES")
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        assert!(
+            std::env::var("CODEMODE_REQUIRE_POSTGRES").as_deref() != Ok("1"),
+            "CODEMODE_REQUIRE_POSTGRES=1 but CODEMODE_TEST_POSTGRES names no server"
+        );
+        eprintln!("skipped: CODEMODE_TEST_POSTGRES names no PostgreSQL server");
+        return;
+    };
+    let database = format!("cm_crash_{}", uuid::Uuid::new_v4().simple());
+    assert!(
+        Command::new("psql")
+            .args([
+                server.as_str(),
+                "-qc",
+                &format!("CREATE DATABASE {database}")
+            ])
+            .status()
+            .unwrap()
+            .success()
+    );
+    harness(Some(format!(
+        "{}/{database}",
+        server.rsplit_once('/').unwrap().0
+    )));
+}
+
+fn harness(store: Option<String>) {
     let seed = std::env::var("CRASH_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x5eed_c0de_2026_u64);
-    let mut h = Harness::new(seed);
+    let mut h = Harness::new(seed, store.as_deref());
     let mut tracks: Vec<Track> = Vec::new();
 
     for n in 0..EXECUTIONS {
@@ -505,18 +546,37 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
             }
         }
     }
-    let connection = rusqlite::Connection::open(h.home.join("codemode.db")).unwrap();
-    let integrity: String = connection
-        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
+    let integrity = match &store {
+        None => {
+            let connection = rusqlite::Connection::open(h.home.join("codemode.db")).unwrap();
+            let integrity: String = connection
+                .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+                .unwrap();
+            assert_eq!(integrity, "ok");
+            "integrity_check ok"
+        }
+        Some(url) => {
+            // Every kill's open transaction was rolled back whole: no call is logged for a run that is not.
+            let orphans = Command::new("psql")
+                .args([
+                    url.as_str(),
+                    "-Atc",
+                    "SELECT count(*) FROM cm_log l LEFT JOIN cm_executions e ON e.id = l.execution_id \
+                     WHERE e.id IS NULL",
+                ])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&orphans.stdout).trim(), "0");
+            "no orphan log rows"
+        }
+    };
 
     let c = &h.counts;
     println!(
         "crash harness (seed {seed}): {EXECUTIONS} executions, {} codemode processes, killed {:?}; \
          {} runs killed before they were recorded; {} approvals, {} recovers, {} reclaimed by expire; \
          {} ungated notes re-run after a crash, {} gated records applied again after a second approval; \
-         {} calls left in doubt by a crash in runs rolled back since; final statuses {:?}; integrity_check ok",
+         {} calls left in doubt by a crash in runs rolled back since; final statuses {:?}; {} ({})",
         c.invocations,
         c.killed,
         c.never_recorded,
@@ -526,7 +586,13 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
         c.ungated_rerun,
         c.gated_reapproved,
         c.in_doubt_rolled_back,
-        c.by_status
+        c.by_status,
+        integrity,
+        if store.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
     );
     let _ = std::fs::remove_dir_all(&h.home);
 }

@@ -26,7 +26,7 @@ pub use executor::{
 };
 pub use model::{
     Actor, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery, ExecutionState,
-    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview, RollbackReport,
+    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview, RollbackReport, RunHost,
     SaveSnippet, Shown, Snippet, ToolLogEntry,
 };
 pub use rules::{Effect, Rule, RuleError, Verdict};

@@ -333,6 +333,29 @@ pub struct ExecutionState {
     pub interrupted: bool,
     pub created_at: i64,
     pub updated_at: i64,
+    /// On a shared store, the host the run belongs to (docs/shared-store.md, "Hosts").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<RunHost>,
+    /// Approved on another host: the decision waiting for this run's host to resume it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handed: Option<Decision>,
+}
+
+/// The host a run belongs to, on a shared store: the machine (and data directory) that began it, whose
+/// connectors run its calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct RunHost {
+    pub id: String,
+    /// How people know it: `ann@laptop` (its user and machine) unless its configuration names it.
+    pub name: String,
+    /// Its heartbeat is recent: it resumes what is approved for it. A host that is gone leaves its runs
+    /// "waiting for its host" until it is back, or until a host with the same connectors recovers them.
+    pub alive: bool,
+    /// This process is that host.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub here: bool,
 }
 
 /// What the app asks of the audit log: a status, a text to find (in ids, code, errors and called
@@ -376,6 +399,9 @@ pub struct ExecutionSummary {
     /// The start of the result's JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_preview: Option<String>,
+    /// On a shared store, the host the run belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<RunHost>,
 }
 
 /// A page of summaries, newest first; `next` is the cursor for the following page.

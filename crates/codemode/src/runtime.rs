@@ -10,7 +10,7 @@ use crate::executor::{
 };
 use crate::model::{
     Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
-    PendingAction, RevertedCall, RollbackReport, SkippedCall, ToolLogEntry,
+    PendingAction, RevertedCall, RollbackReport, RunHost, SkippedCall, ToolLogEntry,
 };
 use crate::model::{Decision, DecisionKind, EntryState, Preview, SHOWN_PREVIEW_LIMIT, Shown};
 use crate::model::{SaveSnippet, Snippet};
@@ -18,8 +18,8 @@ use crate::names::check_connector_names;
 use crate::protocol::raw;
 use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
-    CallPlan, Deletion, Recover, Rejection, Resume, RollbackClaim, Store, StoreError,
-    StoreLocation, unserialisable,
+    Adoption, CallPlan, Deletion, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity, Recover,
+    Rejection, Resume, RollbackClaim, Store, StoreError, StoreLocation, unserialisable,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -67,6 +67,11 @@ pub struct RuntimeOptions {
     pub revert_timeout: Duration,
     /// Read-only rules (from `connectors.json`), applied after the database's.
     pub rules: Vec<Rule>,
+    /// On a shared store, the host this process is (docs/shared-store.md, "Hosts"); a random one when `None`.
+    pub host: Option<HostIdentity>,
+    /// Serve as that host: beat its heart and resume the runs other hosts approve for it. For long-lived
+    /// processes (the app, `codemode mcp`); a one-shot command leaves it to them.
+    pub serve_host: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -82,6 +87,8 @@ impl Default for RuntimeOptions {
             clock: Arc::new(SystemClock),
             revert_timeout: Duration::from_secs(30),
             rules: Vec::new(),
+            host: None,
+            serve_host: false,
         }
     }
 }
@@ -110,6 +117,10 @@ pub enum RuntimeError {
     /// Another live process holds the run (a pass or a rollback): nothing was changed.
     #[error("{0}")]
     Busy(String),
+    /// Approved on a shared store for another host, which has not resumed the run yet: the decision stands
+    /// (docs/shared-store.md, "Approving another host's run").
+    #[error("{0}")]
+    Handed(String),
 }
 
 /// A connector and, once known, its methods.
@@ -434,14 +445,31 @@ impl Runtime {
             }
             file_rules.push(compiled);
         }
-        let store = Store::open(&store.into(), &options.name)?;
+        let store = Store::open(
+            &store.into(),
+            &options.name,
+            options.host.clone(),
+            options.clock.clone(),
+        )?;
+        if store.is_shared() {
+            let names: Vec<String> = registered
+                .iter()
+                .map(|r| r.connector.name().to_owned())
+                .collect();
+            store.register_host(&names)?;
+        }
+        let hand_offs = if options.serve_host {
+            store.take_hand_offs()
+        } else {
+            None
+        };
         let executor = Executor::new(ExecutorOptions {
             worker: options.worker.clone(),
             timeout: options.timeout,
             memory_limit_mb: options.memory_limit_mb,
             keep_warm: options.keep_warm,
         });
-        Ok(Runtime {
+        let runtime = Runtime {
             inner: Arc::new(Inner {
                 rules: Mutex::new(RuleCache {
                     checked: None,
@@ -454,7 +482,11 @@ impl Runtime {
                 executor,
                 connectors: registered,
             }),
-        })
+        };
+        if let Some(hand_offs) = hand_offs {
+            tokio::spawn(serve_host(Arc::downgrade(&runtime.inner), hand_offs));
+        }
+        Ok(runtime)
     }
 
     /// Runs new code (a fresh execution) to its first pause or its end.
@@ -570,8 +602,185 @@ impl Runtime {
         Ok(decided)
     }
 
-    /// Resumes a paused run with `decision` recorded on its pending call.
+    /// Resumes a paused run with `decision` recorded on its pending call. On a shared store a run of another
+    /// host is not resumed here: the decision is handed to its host, which resumes it with its own
+    /// connectors, and this waits for the outcome (docs/shared-store.md, "Approving another host's run").
     async fn resume_with(&self, id: &str, decision: Decision) -> Result<Outcome, RuntimeError> {
+        if self.inner.store.is_shared() {
+            let pending = self.inner.store.pending(Some(id))?.into_iter().next();
+            if let (Some(edited), Some(pending)) = (&decision.args, &pending)
+                && self.inner.connector(&pending.connector).is_some()
+            {
+                self.check_edited(&pending.connector, &pending.method, edited)
+                    .await?;
+            }
+            match self.inner.store.hand_off(id, &decision)? {
+                HandOff::Here => {}
+                HandOff::Handed(host) => {
+                    let seq = pending.map(|p| p.seq);
+                    return self.await_host(id, &host, seq).await;
+                }
+                HandOff::HostGone(host) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" belongs to host {}, which is gone (no heartbeat for {} s): it waits for its host, or for a host with its connectors to adopt it.",
+                        host.name,
+                        HOST_TIMEOUT_MS / 1000
+                    )));
+                }
+                HandOff::NotPaused(status) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
+                    )));
+                }
+                HandOff::RollingBack(pid) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
+                    )));
+                }
+                HandOff::AlreadyDecided => return Err(already_decided(id)),
+                HandOff::Missing => {
+                    return Err(RuntimeError::NotFound(format!(
+                        "No execution \"{id}\" to resume."
+                    )));
+                }
+            }
+        }
+        self.resume_here(id, decision, false).await
+    }
+
+    /// Resumes a run of this host that another host approved ([`Store::hand_off`]), with that decision.
+    /// Edited arguments its tool refuses drop the decision: the run waits for a decision again.
+    pub async fn resume_handed(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let Some(decision) = self.inner.store.handed_decision(id)? else {
+            return Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no approval waiting for this host."
+            )));
+        };
+        if let Some(edited) = &decision.args
+            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
+            && let Err(error) = self
+                .check_edited(&pending.connector, &pending.method, edited)
+                .await
+        {
+            self.inner.store.withdraw_handed(id)?;
+            return Err(error);
+        }
+        self.resume_here(id, decision, true).await
+    }
+
+    /// Waits for the host a decision was handed to to resume the run and end its pass. The call at `seq`
+    /// waiting again, undecided, means the host refused the decision (edited arguments its tool rejects).
+    async fn await_host(
+        &self,
+        id: &str,
+        host: &RunHost,
+        seq: Option<u64>,
+    ) -> Result<Outcome, RuntimeError> {
+        let deadline = tokio::time::Instant::now() + HANDED_WAIT;
+        loop {
+            let token = self.inner.store.change_token()?;
+            let Some(execution) = self.inner.store.execution_head(id)? else {
+                return Err(RuntimeError::NotFound(format!(
+                    "No execution \"{id}\" to resume."
+                )));
+            };
+            if execution.handed.is_none() && execution.status != ExecutionStatus::Running {
+                let waiting = self.inner.store.pending(Some(id))?.first().map(|p| p.seq);
+                if execution.status == ExecutionStatus::Paused
+                    && waiting.is_some()
+                    && waiting == seq
+                {
+                    return Err(RuntimeError::InvalidArgs(format!(
+                        "Host {} did not accept the decision on execution \"{id}\" (its tool refuses the edited arguments); the call waits for a decision again.",
+                        host.name
+                    )));
+                }
+                return self.outcome_of(execution);
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(RuntimeError::Handed(format!(
+                    "Approved: execution \"{id}\" runs on host {}, which has not finished resuming it yet; `codemode wait {id}` returns its outcome.",
+                    host.name
+                )));
+            }
+            self.inner.store.changed(token, left).await;
+        }
+    }
+
+    /// Waits for the store to change after `token` (a [`Runtime::change_token`]), up to `timeout`: woken by
+    /// a notification on a shared store, a short poll on an SQLite file.
+    pub async fn changed(&self, token: (i64, u64), timeout: Duration) {
+        self.inner.store.changed(token, timeout).await;
+    }
+
+    /// What a stored run tells an agent: its outcome once a pass ended (completed, failed, paused again).
+    pub fn outcome_of(&self, execution: ExecutionState) -> Result<Outcome, RuntimeError> {
+        let id = execution.id;
+        Ok(match execution.status {
+            ExecutionStatus::Completed => Outcome::Completed {
+                result: execution.result,
+                logs: execution.logs,
+                calls: Some(match execution.log.is_empty() {
+                    true => self
+                        .inner
+                        .store
+                        .execution(&id)?
+                        .map(|e| e.log)
+                        .unwrap_or_default(),
+                    false => execution.log,
+                }),
+                execution_id: id,
+            },
+            ExecutionStatus::RolledBack => Outcome::early_error(id, "Execution was rolled back"),
+            ExecutionStatus::Error | ExecutionStatus::Rejected | ExecutionStatus::Running => {
+                Outcome::early_error(id, execution.error.unwrap_or_default())
+            }
+            ExecutionStatus::Paused => self.paused_outcome(&id)?,
+        })
+    }
+
+    /// Adopts a run whose host is gone, so that this host decides and resumes it: it must have every
+    /// connector the run was begun with (docs/shared-store.md, "A host that is gone").
+    pub fn adopt(&self, id: &str) -> Result<(), RuntimeError> {
+        let names: Vec<String> = self
+            .inner
+            .connectors
+            .iter()
+            .map(|r| r.connector.name().to_owned())
+            .collect();
+        match self.inner.store.adopt(id, &names)? {
+            Adoption::Adopted => Ok(()),
+            Adoption::HostAlive(host) if host.here => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" already belongs to this host."
+            ))),
+            Adoption::HostAlive(host) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" belongs to host {}, which is alive: it resumes its own runs.",
+                host.name
+            ))),
+            Adoption::MissingConnectors(missing) => {
+                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+                Err(RuntimeError::Configuration(format!(
+                    "Execution \"{id}\" requires connector(s) {} that are not configured on this host.",
+                    quoted_list(&missing)
+                )))
+            }
+            Adoption::NoHost => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no host to adopt it from: its store is not shared."
+            ))),
+            Adoption::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to adopt."
+            ))),
+        }
+    }
+
+    /// Resumes a paused run here with `decision` (`handed`: the one another host handed to this one).
+    async fn resume_here(
+        &self,
+        id: &str,
+        decision: Decision,
+        handed: bool,
+    ) -> Result<Outcome, RuntimeError> {
         let edited = decision.args.clone();
         // The head only: the log is read once, by the replay that follows.
         let Some(execution) = self.inner.store.execution_head(id)? else {
@@ -598,11 +807,12 @@ impl Runtime {
             self.check_edited(&pending.connector, &pending.method, edited)
                 .await?;
         }
-        match self.inner.store.resume(id, &decision)? {
+        match self.inner.store.resume(id, &decision, handed)? {
             Resume::Resumed => {
                 self.pass(id, &execution.code, execution.source.as_deref(), None)
                     .await
             }
+            Resume::AlreadyDecided => Err(already_decided(id)),
             Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
                 "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
             ))),
@@ -732,6 +942,7 @@ impl Runtime {
             Rejection::NotPending => Err(RuntimeError::Stale(format!(
                 "Call {seq} of execution \"{id}\" is not waiting for a decision."
             ))),
+            Rejection::AlreadyDecided => Err(already_decided(id)),
         }
     }
 
@@ -1796,4 +2007,47 @@ fn file_rule(id: &str) -> RuntimeError {
     RuntimeError::InvalidArgs(format!(
         "Rule \"{id}\" comes from connectors.json: edit the file to change it."
     ))
+}
+
+/// How long approving another host's run waits for that host to resume it and end its pass.
+const HANDED_WAIT: Duration = Duration::from_secs(30);
+
+fn already_decided(id: &str) -> RuntimeError {
+    RuntimeError::Stale(format!(
+        "Execution \"{id}\" was already approved on another host; it waits for its own host to resume it."
+    ))
+}
+
+/// A host's duties on a shared store (docs/shared-store.md, "Hosts"): its heartbeat, and resuming the runs
+/// other hosts approve for it — each as the listener hears of it, and all that wait whenever the listener
+/// (re)connects. Ends when the runtime is dropped.
+async fn serve_host(
+    inner: std::sync::Weak<Inner>,
+    mut hand_offs: tokio::sync::mpsc::UnboundedReceiver<String>,
+) {
+    let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = beat.tick() => {
+                let Some(inner) = inner.upgrade() else { return };
+                let _ = inner.store.heartbeat();
+            }
+            handed = hand_offs.recv() => {
+                let (Some(id), Some(inner)) = (handed, inner.upgrade()) else { return };
+                let ids = if id.is_empty() {
+                    inner.store.handed_runs().unwrap_or_default()
+                } else {
+                    vec![id]
+                };
+                let runtime = Runtime { inner };
+                for id in ids {
+                    let runtime = runtime.clone();
+                    tokio::spawn(async move {
+                        let _ = runtime.resume_handed(&id).await;
+                    });
+                }
+            }
+        }
+    }
 }

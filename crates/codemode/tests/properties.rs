@@ -458,8 +458,13 @@ fn codec_values_serialise_byte_identically() {
 #[test]
 fn stored_values_read_back_unchanged_and_replay_by_value() {
     let dir = std::env::temp_dir().join(format!("codemode-properties-{}", uuid::Uuid::new_v4()));
-    let store =
-        Store::open(&support::store_at(&dir.join("store.db")), "properties").expect("store");
+    let store = Store::open(
+        &support::store_at(&dir.join("store.db")),
+        "properties",
+        None,
+        std::sync::Arc::new(codemode::SystemClock),
+    )
+    .expect("store");
     let run = Cell::new(0u64);
     check(
         "store round trip",

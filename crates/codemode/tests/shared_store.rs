@@ -207,3 +207,191 @@ async fn a_run_goes_on_when_the_server_restarts_under_it_and_applies_its_approve
         "completed"
     );
 }
+
+/// A connector `name` whose `act` needs approval; it keeps the arguments of every execution.
+struct Station {
+    name: String,
+    acts: std::sync::Mutex<Vec<Value>>,
+}
+
+impl Station {
+    fn new(name: &str) -> Arc<Station> {
+        Arc::new(Station {
+            name: name.to_owned(),
+            acts: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    fn acts(&self) -> Vec<Value> {
+        self.acts.lock().unwrap().clone()
+    }
+}
+
+impl Connector for Station {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async {
+            Ok(vec![ToolDescriptor {
+                name: "act".into(),
+                requires_approval: true,
+                input_schema: Some(json!({
+                    "type": "object",
+                    "properties": {"n": {"type": "integer"}},
+                    "required": ["n"]
+                })),
+                ..Default::default()
+            }])
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _: &'a str,
+        args: Option<Value>,
+        _: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move {
+            let args = args.unwrap_or(Value::Null);
+            self.acts.lock().unwrap().push(args.clone());
+            Ok(Some(json!({"by": self.name, "args": args})))
+        })
+    }
+}
+
+/// A host of the shared store `url`, with its own connectors and clock.
+async fn host(
+    url: &str,
+    id: &str,
+    connectors: Vec<Arc<dyn Connector>>,
+    clock: Arc<dyn codemode::Clock>,
+) -> Runtime {
+    Runtime::open(
+        StoreLocation::Postgres(url.to_owned()),
+        RuntimeOptions {
+            host: Some(codemode::store::HostIdentity {
+                id: id.to_owned(),
+                name: format!("{id}.example"),
+            }),
+            serve_host: true,
+            clock,
+            ..options()
+        },
+        connectors,
+    )
+    .await
+    .expect("the host opens")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host() {
+    let Some(url) = fresh_postgres("hosts") else {
+        return;
+    };
+    let clock = support::TestClock::at(1_800_000_000_000);
+    let (alpha, beta) = (Station::new("alpha"), Station::new("beta"));
+    let a = host(&url, "a", vec![alpha.clone()], clock.clone()).await;
+    let b = host(&url, "b", vec![beta.clone()], clock.clone()).await;
+
+    let paused = a.execute("async () => alpha.act({ n: 1 })").await.unwrap();
+    assert_eq!(paused.status(), "paused", "{paused:?}");
+    let id = paused.execution_id().to_owned();
+    let seen = b.execution(&id).unwrap().expect("B sees A's run");
+    assert_eq!(
+        seen.host,
+        Some(codemode::RunHost {
+            id: "a".into(),
+            name: "a.example".into(),
+            alive: true,
+            here: false
+        })
+    );
+    assert_eq!(b.pending(None).unwrap().len(), 1, "one queue");
+
+    // B has no `alpha`: its approval (with edited arguments) is handed to A, which checks and runs them.
+    let done = b
+        .approve(&id, codemode::Actor::Console, Some(json!({"n": 2})))
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert_eq!(
+        alpha.acts(),
+        vec![json!({"n": 2})],
+        "run by A, once, as edited"
+    );
+    assert!(beta.acts().is_empty());
+    let run = a.execution(&id).unwrap().unwrap();
+    assert_eq!(run.result, Some(json!({"by": "alpha", "args": {"n": 2}})));
+    assert_eq!(run.handed, None);
+    let decision = run.log[0]
+        .decision
+        .clone()
+        .expect("the decision is recorded");
+    assert_eq!(decision.args, Some(json!({"n": 2})));
+    let again = b.approve(&id, codemode::Actor::Console, None).await;
+    assert!(
+        matches!(again, Err(codemode::RuntimeError::Stale(_))),
+        "{again:?}"
+    );
+
+    // Edited arguments A's tool refuses: nothing runs, and the run waits for a decision again.
+    let paused = a.execute("async () => alpha.act({ n: 3 })").await.unwrap();
+    let refused = b
+        .approve(
+            paused.execution_id(),
+            codemode::Actor::Console,
+            Some(json!({"n": "three"})),
+        )
+        .await;
+    let refused = refused.unwrap_err().to_string();
+    assert!(
+        refused.contains("Host a.example did not accept the decision"),
+        "{refused}"
+    );
+    let waiting = a.execution(paused.execution_id()).unwrap().unwrap();
+    assert_eq!(waiting.status, codemode::ExecutionStatus::Paused);
+    assert_eq!(waiting.handed, None);
+    assert_eq!(alpha.acts().len(), 1);
+    a.reject(paused.execution_id(), 0, codemode::Actor::Console, None)
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_whose_host_is_gone_waits_for_it_or_is_adopted_by_a_host_with_its_connectors() {
+    let Some(url) = fresh_postgres("gone") else {
+        return;
+    };
+    let then = support::TestClock::at(1_800_000_000_000);
+    let alpha = Station::new("alpha");
+    let a = host(&url, "a", vec![alpha.clone()], then.clone()).await;
+    let paused = a.execute("async () => alpha.act({ n: 1 })").await.unwrap();
+    let id = paused.execution_id().to_owned();
+    drop(a);
+
+    // A minute later, by the other hosts' clock: A's heartbeat is old.
+    let now = support::TestClock::at(1_800_000_060_000);
+    let (alpha_c, beta) = (Station::new("alpha"), Station::new("beta"));
+    let b = host(&url, "b", vec![beta.clone()], now.clone()).await;
+    let c = host(&url, "c", vec![alpha_c.clone()], now.clone()).await;
+    let run = b.execution(&id).unwrap().unwrap();
+    assert!(!run.host.as_ref().unwrap().alive, "{run:?}");
+    let refused = b.approve(&id, codemode::Actor::Console, None).await;
+    let message = refused.unwrap_err().to_string();
+    assert!(
+        message.contains("belongs to host a.example, which is gone"),
+        "{message}"
+    );
+    let adopt = b.adopt(&id).unwrap_err().to_string();
+    assert!(adopt.contains("requires connector(s) \"alpha\""), "{adopt}");
+
+    c.adopt(&id).unwrap();
+    assert!(c.execution(&id).unwrap().unwrap().host.unwrap().here);
+    let done = c
+        .approve(&id, codemode::Actor::Console, None)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert_eq!(alpha_c.acts(), vec![json!({"n": 1})], "run by C");
+    assert!(alpha.acts().is_empty() && beta.acts().is_empty());
+}

@@ -4,6 +4,7 @@
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};
 use crate::owner_only;
+use codemode::store::HostIdentity;
 use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions, StoreLocation};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -43,11 +44,43 @@ pub fn store_location(dir: &Path, config: Option<&Config>) -> StoreLocation {
     }
 }
 
+/// The file holding this data directory's host id on a shared store.
+pub const HOST_ID: &str = "host-id";
+
+/// This data directory's host on a shared store: an id kept in `<data dir>/host-id` (made on first use), so
+/// the app and `codemode mcp` on one machine are one host across restarts, and a name people recognise:
+/// `user@machine`, with the data directory when it is not the default one (docs/shared-store.md, "Hosts").
+pub fn host_identity(dir: &Path) -> std::io::Result<HostIdentity> {
+    let file = dir.join(HOST_ID);
+    let id = match std::fs::read_to_string(&file) {
+        Ok(text) if !text.trim().is_empty() => text.trim().to_owned(),
+        _ => {
+            let id = uuid::Uuid::new_v4().to_string();
+            owner_only::replace(&file, format!("{id}\n").as_bytes())?;
+            id
+        }
+    };
+    let user = std::env::var("USER")
+        .or_else(|_| std::env::var("LOGNAME"))
+        .unwrap_or_else(|_| "someone".to_owned());
+    let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "this machine".to_owned());
+    let mut name = format!("{user}@{machine}");
+    if dir != resolve_dir(None) {
+        name.push_str(&format!(" ({})", dir.display()));
+    }
+    Ok(HostIdentity { id, name })
+}
+
 /// How a host opens its data directory.
 #[derive(Clone, Default)]
 pub struct HomeOptions {
     /// Keep a sandbox worker warm (long-lived hosts: the app, `codemode mcp`).
     pub keep_warm: bool,
+    /// On a shared store, serve as this machine's host: heartbeat, and resume the runs other hosts approve
+    /// for it (long-lived hosts: the app, `codemode mcp`; docs/shared-store.md, "Hosts").
+    pub serve_host: bool,
     /// The source of time; the wall clock when `None`.
     pub clock: Option<Arc<dyn Clock>>,
     /// The sandbox worker binary; found beside the executable when `None`.
@@ -106,6 +139,12 @@ impl Home {
             runtime_options.clock = clock;
         }
         let store = store_location(dir, config.as_ref());
+        if store.is_shared() {
+            runtime_options.host = Some(host_identity(dir).map_err(|e| {
+                RuntimeError::Configuration(format!("{}: {e}", dir.join(HOST_ID).display()))
+            })?);
+            runtime_options.serve_host = options.serve_host;
+        }
         let runtime = Runtime::open(store.clone(), runtime_options, connectors.all.clone()).await?;
         Ok(Home {
             dir: dir.to_path_buf(),

@@ -4,6 +4,7 @@
 //! never both resume, both reject, or both execute an approved call. The statements are written once
 //! ([`sql`]) and run on either database.
 
+mod hosts;
 mod postgres;
 pub(crate) mod sql;
 
@@ -16,10 +17,12 @@ use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
 use crate::protocol::ReplayEntry;
 use crate::rules::{Effect, Rule, Verdict};
+use crate::runtime::Clock;
 use crate::transitions::{
-    self, Attempt, CallStep, DeleteStep, Holders, Recorded, RecoverStep, RejectStep, ResumeStep,
+    self, Attempt, CallStep, DeleteStep, Recorded, RecoverStep, RejectStep, ResumeStep,
     RevertFacts, RollbackStep,
 };
+pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity};
 pub use postgres::masked as masked_store_address;
 use rusqlite::TransactionBehavior;
 use serde::{Deserialize, Serialize};
@@ -27,13 +30,16 @@ use serde_json::{Value, json};
 pub use sql::DbError;
 use sql::{Dialect, Row, Sql, args};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 type Result<T, E = DbError> = std::result::Result<T, E>;
 
+/// How often a wait on an SQLite store looks again: another process's commit has no notification.
+const SQLITE_POLL: Duration = Duration::from_millis(100);
+
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -127,15 +133,30 @@ const MIGRATIONS: &[&str] = &[
     // 9: the rules' creation order as a column, which PostgreSQL (with no rowid) keeps too.
     "ALTER TABLE cm_rules ADD COLUMN position INTEGER;
      UPDATE cm_rules SET position = rowid;",
+    // 10: the hosts sharing a store, the host that owns each run and each rollback, and the decision handed
+    // to a run's host by another (docs/shared-store.md, "Hosts"); NULL on a store only one machine uses.
+    "CREATE TABLE cm_hosts (
+        id TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        connectors TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        began_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+    );
+    ALTER TABLE cm_executions ADD COLUMN owner_host TEXT;
+    ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT;
+    ALTER TABLE cm_executions ADD COLUMN handed TEXT;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
 /// version the first step reaches (no PostgreSQL store predates it); later steps follow SQLite's one for one.
 /// Integers are BIGINT (times are epoch milliseconds); text compares byte-wise (`COLLATE "C"`), as SQLite's
 /// does, so ids and names sort the same on both.
-const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
-    9,
-    r#"CREATE TABLE cm_executions (
+const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
+    (
+        9,
+        r#"CREATE TABLE cm_executions (
         id TEXT COLLATE "C" PRIMARY KEY,
         runtime TEXT COLLATE "C" NOT NULL,
         code TEXT NOT NULL,
@@ -196,7 +217,23 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[(
         PRIMARY KEY (runtime, id)
     );
     CREATE TABLE cm_rules_version (runtime TEXT COLLATE "C" PRIMARY KEY, version BIGINT NOT NULL);"#,
-)];
+    ),
+    (
+        10,
+        r#"CREATE TABLE cm_hosts (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        runtime TEXT COLLATE "C" NOT NULL,
+        name TEXT NOT NULL,
+        connectors TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        began_at BIGINT NOT NULL,
+        heartbeat_at BIGINT NOT NULL
+    );
+    ALTER TABLE cm_executions ADD COLUMN owner_host TEXT COLLATE "C";
+    ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT COLLATE "C";
+    ALTER TABLE cm_executions ADD COLUMN handed TEXT;"#,
+    ),
+];
 
 /// One call of a recent run, as [`Store::recent_calls`] reads it.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,6 +348,8 @@ pub enum CallPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Resume {
     Resumed,
+    /// Another host's approval waits for this run's host to resume it.
+    AlreadyDecided,
     NotPaused(ExecutionStatus),
     /// A live process is rolling the run back.
     RollingBack(u32),
@@ -326,6 +365,8 @@ pub enum Rejection {
     RollingBack(u32),
     /// Nothing at that `seq` waits for a decision.
     NotPending,
+    /// Another host's approval waits for this run's host to resume it.
+    AlreadyDecided,
     Missing,
 }
 
@@ -371,6 +412,10 @@ pub struct Store {
     database: Database,
     runtime: String,
     owner: ProcessIdentity,
+    /// This process's host, on a shared store (docs/shared-store.md, "Hosts"); `None` on an SQLite file.
+    host: Option<HostIdentity>,
+    /// Tells how old a host's heartbeat is.
+    clock: Arc<dyn Clock>,
     /// The advisory lock a PostgreSQL write transaction holds: one per runtime, as SQLite's write lock is one
     /// per file (docs/shared-store.md, "Transactions").
     write_lock: i64,
@@ -383,16 +428,33 @@ enum Database {
 }
 
 impl Store {
-    /// Opens (creating and migrating) the store for the runtime `name`, in a file or on a PostgreSQL server.
-    pub fn open(location: &StoreLocation, runtime: &str) -> Result<Self, StoreError> {
-        let database = match location {
-            StoreLocation::File(path) => Database::Sqlite(Mutex::new(open_sqlite(path)?)),
-            StoreLocation::Postgres(url) => Database::Postgres(open_postgres(url, runtime)?),
+    /// Opens (creating and migrating) the store for the runtime `name`, in a file or on a PostgreSQL server;
+    /// on a server this process is the host `host` (a random one when `None`).
+    pub fn open(
+        location: &StoreLocation,
+        runtime: &str,
+        host: Option<HostIdentity>,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, StoreError> {
+        let (database, host) = match location {
+            StoreLocation::File(path) => (Database::Sqlite(Mutex::new(open_sqlite(path)?)), None),
+            StoreLocation::Postgres(url) => {
+                let host = host.unwrap_or_else(|| HostIdentity {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    name: format!("process {}", std::process::id()),
+                });
+                (
+                    Database::Postgres(open_postgres(url, runtime, &host.id)?),
+                    Some(host),
+                )
+            }
         };
         Ok(Store {
             database,
             runtime: runtime.to_owned(),
             owner: ProcessIdentity::current(),
+            host,
+            clock,
             write_lock: advisory_key("codemode runtime", runtime),
         })
     }
@@ -442,11 +504,12 @@ impl Store {
         self.write(|tx| {
             tx.execute(
                 "INSERT INTO cm_executions
-                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started)
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8)",
-                args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64],
+                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
+                    owner_host)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
+                args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
             )?;
-            prune(tx, &self.runtime, keep, Some(id))
+            prune(self, tx, keep, Some(id))
         })
     }
 
@@ -909,25 +972,40 @@ impl Store {
     /// pending call is decided by `actor`, in one transaction (so a later reject, which needs a paused run,
     /// finds nothing to reject). The call stays `pending` until the pass reaches it: a replay that diverges
     /// before it leaves it never run, and a rollback then has nothing of it to undo.
-    pub fn resume(&self, id: &str, decision: &Decision) -> Result<Resume, StoreError> {
+    ///
+    /// `handed` resumes with a decision another host handed to this one ([`Store::hand_off`]), which the run
+    /// must still hold; otherwise the run must hold none.
+    pub fn resume(
+        &self,
+        id: &str,
+        decision: &Decision,
+        handed: bool,
+    ) -> Result<Resume, StoreError> {
         let (by, now) = (decision.by.as_str(), decision.at);
         let decision = serde_json::to_string(decision).unwrap_or_default();
         self.write(|tx| {
             let Some(run) = run_row(tx, id)? else {
                 return Ok(Resume::Missing);
             };
-            match transitions::resume_step(run.status, run.holders()) {
+            match transitions::resume_step(run.status, self.holders(&run)) {
                 ResumeStep::NotPaused(status) => return Ok(Resume::NotPaused(status)),
                 ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
                 ResumeStep::Claim => {}
             }
             let changed = tx.execute(
-                "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
-                     rollback_pid = NULL, rollback_started = NULL
-                 WHERE id = ?1 AND status = 'paused'",
-                args![id, now, self.owner.pid, self.owner.started as i64],
+                &format!(
+                    "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
+                         owner_host = ?5, rollback_pid = NULL, rollback_started = NULL, rollback_host = NULL,
+                         handed = NULL
+                     WHERE id = ?1 AND status = 'paused' AND handed IS {}NULL",
+                    if handed { "NOT " } else { "" }
+                ),
+                args![id, now, self.owner.pid, self.owner.started as i64, self.host_id()],
             )?;
             if changed == 0 {
+                if !handed && run.status == ExecutionStatus::Paused {
+                    return Ok(Resume::AlreadyDecided);
+                }
                 return Ok(Resume::NotPaused(run.status));
             }
             tx.execute(
@@ -980,7 +1058,7 @@ impl Store {
                 let Some(run) = run_row(tx, &id)? else {
                     continue;
                 };
-                let Some((to, error)) = transitions::expiry_step(run.status, run.holders()) else {
+                let Some((to, error)) = transitions::expiry_step(run.status, self.holders(&run)) else {
                     continue;
                 };
                 let changed = tx.execute(
@@ -1005,7 +1083,7 @@ impl Store {
 
     /// Deletes terminal executions beyond the newest `keep`; returns the deleted ids.
     pub fn prune(&self, keep: usize) -> Result<Vec<String>, StoreError> {
-        self.write(|tx| prune(tx, &self.runtime, keep, None))
+        self.write(|tx| prune(self, tx, keep, None))
     }
 
     /// Deletes one execution and its log, unless a live process holds its pass or its rollback
@@ -1015,7 +1093,7 @@ impl Store {
             let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
                 return Ok(Deletion::Missing);
             };
-            match transitions::delete_step(run.status, run.holders()) {
+            match transitions::delete_step(run.status, self.holders(&run)) {
                 DeleteStep::Running(pid) => Ok(Deletion::Running(pid)),
                 DeleteStep::RollingBack(pid) => Ok(Deletion::RollingBack(pid)),
                 DeleteStep::Delete => {
@@ -1085,8 +1163,9 @@ impl Store {
             if reverted == 1 {
                 tx.execute(
                     "UPDATE cm_executions SET status = 'rolled_back'
-                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?2 AND rollback_started IS NOT DISTINCT FROM ?3",
-                    args![id, self.owner.pid, self.owner.started as i64],
+                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?2 AND rollback_started IS NOT DISTINCT FROM ?3
+                       AND rollback_host IS NOT DISTINCT FROM ?4",
+                    args![id, self.owner.pid, self.owner.started as i64, self.host_id()],
                 )?;
             }
             touch(tx, id, now)
@@ -1101,29 +1180,32 @@ impl Store {
             let Some(run) = run_row(tx, id)? else {
                 return Ok(RollbackClaim::Missing);
             };
-            match transitions::rollback_step(run.status, run.holders()) {
+            match transitions::rollback_step(run.status, self.holders(&run)) {
                 RollbackStep::Running(pid) => return Ok(RollbackClaim::Running(pid)),
                 RollbackStep::RollingBack(pid) => return Ok(RollbackClaim::RollingBack(pid)),
                 RollbackStep::Claim => {}
             }
-            let (holder_pid, holder_started) = run.rollback_raw;
+            let holder = &run.rollback;
             let claimed = tx.execute(
-                "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, updated_at = ?7
-                 WHERE id = ?1 AND status = ?2 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4",
+                "UPDATE cm_executions SET rollback_pid = ?5, rollback_started = ?6, rollback_host = ?8, updated_at = ?7
+                 WHERE id = ?1 AND status = ?2 AND rollback_pid IS NOT DISTINCT FROM ?3
+                   AND rollback_started IS NOT DISTINCT FROM ?4 AND rollback_host IS NOT DISTINCT FROM ?9",
                 args![
                     id,
                     run.status.as_str(),
-                    holder_pid,
-                    holder_started,
+                    holder.pid,
+                    holder.started,
                     self.owner.pid,
                     self.owner.started as i64,
-                    now
+                    now,
+                    self.host_id(),
+                    holder.host
                 ],
             )?;
             Ok(if claimed == 1 {
                 RollbackClaim::Claimed
             } else {
-                RollbackClaim::RollingBack(holder_pid.unwrap_or(0))
+                RollbackClaim::RollingBack(holder.pid.unwrap_or(0))
             })
         })
     }
@@ -1140,10 +1222,11 @@ impl Store {
             tx.execute(
                 &format!(
                     "UPDATE cm_executions SET status = {status}, rollback_pid = NULL, rollback_started = NULL,
-                         updated_at = ?2
-                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4"
+                         rollback_host = NULL, updated_at = ?2
+                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4
+                       AND rollback_host IS NOT DISTINCT FROM ?5"
                 ),
-                args![id, now, self.owner.pid, self.owner.started as i64],
+                args![id, now, self.owner.pid, self.owner.started as i64, self.host_id()],
             )?;
             Ok(())
         })
@@ -1211,27 +1294,30 @@ impl Store {
                 args![id],
                 |row| row.get(0),
             )?;
-            let repause = match transitions::recover_step(run.status, run.holders(), in_doubt) {
+            let repause = match transitions::recover_step(run.status, self.holders(&run), in_doubt) {
                 RecoverStep::NotInterrupted(status) => return Ok(Recover::NotInterrupted(status)),
                 RecoverStep::StillRunning(pid) => return Ok(Recover::StillRunning(pid)),
                 RecoverStep::RollingBack(pid) => return Ok(Recover::RollingBack(pid)),
                 RecoverStep::TakeOver { repause } => repause,
             };
-            let (pid, started) = run.owner_raw;
+            let holder = &run.owner;
             let claimed = tx.execute(
-                "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, updated_at = ?6
-                 WHERE id = ?1 AND status = 'running' AND owner_pid IS NOT DISTINCT FROM ?2 AND owner_started IS NOT DISTINCT FROM ?3",
+                "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, owner_host = ?7, updated_at = ?6
+                 WHERE id = ?1 AND status = 'running' AND owner_pid IS NOT DISTINCT FROM ?2
+                   AND owner_started IS NOT DISTINCT FROM ?3 AND owner_host IS NOT DISTINCT FROM ?8",
                 args![
                     id,
-                    pid,
-                    started,
+                    holder.pid,
+                    holder.started,
                     self.owner.pid,
                     self.owner.started as i64,
-                    now
+                    now,
+                    self.host_id(),
+                    holder.host
                 ],
             )?;
             if claimed == 0 {
-                return Ok(Recover::StillRunning(pid.unwrap_or(0)));
+                return Ok(Recover::StillRunning(holder.pid.unwrap_or(0)));
             }
             if !repause {
                 return Ok(Recover::Rerun);
@@ -1273,7 +1359,7 @@ impl Store {
                         Ok((row.get::<String>(0)?, row.get::<String>(1)?, EntryState::parse(&state)))
                     },
                 )?;
-            match transitions::reject_step(run.status, run.holders(), call.as_ref().and_then(|c| c.2)) {
+            match transitions::reject_step(run.status, self.holders(&run), call.as_ref().and_then(|c| c.2)) {
                 RejectStep::NotPaused(status) => return Ok(Rejection::NotPaused(status)),
                 RejectStep::RollingBack(pid) => return Ok(Rejection::RollingBack(pid)),
                 RejectStep::NotPending => return Ok(Rejection::NotPending),
@@ -1282,6 +1368,9 @@ impl Store {
             let Some((connector, method, _)) = call else {
                 return Ok(Rejection::NotPending);
             };
+            if run.handed {
+                return Ok(Rejection::AlreadyDecided);
+            }
             let decision = Decision {
                 kind: DecisionKind::Rejected,
                 by: actor.as_str().to_owned(),
@@ -1331,6 +1420,26 @@ impl Store {
         }
     }
 
+    /// Waits for a change after `seen` (a [`Store::change_token`]), up to `timeout`: on PostgreSQL until a
+    /// notification arrives; on SQLite, whose file has no notifications, for a short poll interval.
+    pub async fn changed(&self, seen: (i64, u64), timeout: Duration) {
+        match &self.database {
+            Database::Sqlite(_) => tokio::time::sleep(timeout.min(SQLITE_POLL)).await,
+            Database::Postgres(postgres) => {
+                postgres.changed(seen.0.max(0) as u64, timeout).await;
+            }
+        }
+    }
+
+    /// The ids of runs other hosts handed to this one (an empty id: rescan [`Store::handed_runs`]); `None`
+    /// on SQLite, or once taken.
+    pub fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
+        match &self.database {
+            Database::Postgres(postgres) => postgres.take_hand_offs(),
+            Database::Sqlite(_) => None,
+        }
+    }
+
     /// How many executions of this runtime are in each status.
     pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, StoreError> {
         self.with(|connection| {
@@ -1354,9 +1463,9 @@ impl Store {
     pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
             let execution = connection.query_row_opt(
-                &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                &format!("{EXECUTION_COLUMNS} WHERE e.id = ?1 AND e.runtime = ?2"),
                 args![id, self.runtime],
-                execution_row,
+                |row| execution_row(self, row),
             )?;
             let Some(mut execution) = execution else {
                 return Ok(None);
@@ -1371,9 +1480,9 @@ impl Store {
     pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
         self.with(|connection| {
             connection.query_row_opt(
-                &format!("{EXECUTION_COLUMNS} WHERE id = ?1 AND runtime = ?2"),
+                &format!("{EXECUTION_COLUMNS} WHERE e.id = ?1 AND e.runtime = ?2"),
                 args![id, self.runtime],
-                execution_row,
+                |row| execution_row(self, row),
             )
         })
     }
@@ -1395,11 +1504,11 @@ impl Store {
             let status = status.map(ExecutionStatus::as_str);
             let mut executions = connection.query_map(
                 &format!(
-                    "{EXECUTION_COLUMNS} WHERE runtime = ?1 AND (CAST(?3 AS TEXT) IS NULL OR status = ?3)
-                     ORDER BY created_at DESC, id DESC LIMIT ?2"
+                    "{EXECUTION_COLUMNS} WHERE e.runtime = ?1 AND (CAST(?3 AS TEXT) IS NULL OR e.status = ?3)
+                     ORDER BY e.created_at DESC, e.id DESC LIMIT ?2"
                 ),
                 args![self.runtime, limit, status],
-                execution_row,
+                |row| execution_row(self, row),
             )?;
             for execution in &mut executions {
                 execution.log = log_of(connection, &execution.id)?;
@@ -1441,10 +1550,11 @@ impl Store {
         self.with(|connection| {
             let rows = connection.query(
                 "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
-                        e.updated_at, e.owner_pid, e.owner_started,
+                        e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision
-                 FROM cm_executions e LEFT JOIN cm_log l ON l.execution_id = e.id
+                 FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
+                      LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC",
                 args![self.runtime],
@@ -1453,7 +1563,7 @@ impl Store {
             for row in &rows {
                 let id: String = row.get(0)?;
                 if executions.last().is_none_or(|e| e.id != id) {
-                    executions.push(execution_row(row)?);
+                    executions.push(execution_row(self, row)?);
                 }
                 // The LEFT JOIN gives one row of NULLs for a run without calls.
                 if row.get::<Option<i64>>(LOG_AT)?.is_some()
@@ -1485,13 +1595,14 @@ impl Store {
             };
             let status = query.status.map(ExecutionStatus::as_str);
             let mut executions = connection.query_map(
-                &format!("SELECT e.id, e.status, e.created_at, e.updated_at, e.source, e.owner_pid, e.owner_started,
+                &format!("SELECT e.id, e.status, e.created_at, e.updated_at, e.source,
+                        e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name,
                         substr(e.error, 1, ?6), substr(e.result, 1, ?6),
                         (SELECT count(*) FROM cm_log l WHERE l.execution_id = e.id),
                         (SELECT l.connector || '.' || l.method FROM cm_log l
                           WHERE e.status = 'paused' AND l.execution_id = e.id AND l.state = 'pending'
                           ORDER BY l.seq LIMIT 1)
-                 FROM cm_executions e
+                 FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                  WHERE e.runtime = ?1
                    AND (CAST(?2 AS TEXT) IS NULL OR e.status = ?2)
                    AND (CAST(?3 AS TEXT) IS NULL OR (e.created_at, e.id) <
@@ -1506,18 +1617,19 @@ impl Store {
                 |row| {
                     let status: String = row.get(1)?;
                     let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
-                    let owner = owner_of(row.get(5)?, row.get(6)?);
+                    let owner = Holder::read(row, 5)?;
                     Ok(ExecutionSummary {
                         id: row.get(0)?,
                         status,
                         created_at: row.get(2)?,
                         updated_at: row.get(3)?,
                         source: row.get(4)?,
-                        interrupted: status == ExecutionStatus::Running && owner.is_some_and(|o| !o.is_alive()),
-                        error: row.get(7)?,
-                        result_preview: row.get(8)?,
-                        calls: row.get::<i64>(9)? as u64,
-                        pending: row.get(10)?,
+                        interrupted: status == ExecutionStatus::Running && !self.holder_alive(&owner),
+                        host: self.run_host(&owner, row.get(9)?),
+                        error: row.get(10)?,
+                        result_preview: row.get(11)?,
+                        calls: row.get::<i64>(12)? as u64,
+                        pending: row.get(13)?,
                     })
                 },
             )?;
@@ -1605,9 +1717,11 @@ fn parse_json(text: Option<String>) -> Option<Value> {
     text.and_then(|t| serde_json::from_str(&t).ok())
 }
 
+/// A run's columns as [`execution_row`] reads them, from `cm_executions e` and its owner's host.
 const EXECUTION_COLUMNS: &str =
-    "SELECT id, code, status, result, error, logs, connectors, source, created_at, updated_at,
-            owner_pid, owner_started FROM cm_executions";
+    "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
+            e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name, e.handed
+     FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host";
 
 fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
     Some(ProcessIdentity {
@@ -1616,12 +1730,14 @@ fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
     })
 }
 
-fn execution_row(row: &Row) -> Result<ExecutionState> {
+fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> {
     let status: String = row.get(2)?;
     let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
-    let owner = owner_of(row.get(10)?, row.get(11)?);
+    let owner = Holder::read(row, 10)?;
     Ok(ExecutionState {
-        interrupted: status == ExecutionStatus::Running && owner.is_some_and(|o| !o.is_alive()),
+        interrupted: status == ExecutionStatus::Running && !store.holder_alive(&owner),
+        host: store.run_host(&owner, row.get(14)?),
+        handed: parse_decision(row.get(15)?),
         id: row.get(0)?,
         code: row.get(1)?,
         status,
@@ -1647,7 +1763,7 @@ fn log_of(connection: &dyn Sql, id: &str) -> Result<Vec<ToolLogEntry>> {
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
-const LOG_AT: usize = 12;
+const LOG_AT: usize = 16;
 
 /// A log entry from the 14 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
@@ -1736,42 +1852,63 @@ pub struct StoredRule {
 struct RunRow {
     runtime: String,
     status: ExecutionStatus,
-    owner: Option<ProcessIdentity>,
-    rollback: Option<ProcessIdentity>,
-    /// The stored owner and rollback holder, for updates conditional on them.
-    owner_raw: (Option<u32>, Option<i64>),
-    rollback_raw: (Option<u32>, Option<i64>),
+    /// The process running its pass (or that last ran one), and the one rolling it back.
+    owner: Holder,
+    rollback: Holder,
+    /// Another host's decision waits for this run's host ([`Store::hand_off`]).
+    handed: bool,
 }
 
-impl RunRow {
-    /// The live processes holding the run: its pass's owner (only while it is running) and a rollback.
-    fn holders(&self) -> Holders {
-        Holders {
-            pass: self
-                .owner
-                .filter(|o| self.status == ExecutionStatus::Running && o.is_alive())
-                .map(|o| o.pid),
-            rollback: self.rollback.filter(|h| h.is_alive()).map(|h| h.pid),
-        }
+/// A process holding a run (its pass or its rollback) as stored: for updates conditional on it, and to tell
+/// whether it still lives.
+#[derive(Debug, Clone, PartialEq)]
+struct Holder {
+    pid: Option<u32>,
+    started: Option<i64>,
+    /// On a shared store, its host and that host's last heartbeat.
+    host: Option<String>,
+    heartbeat: Option<i64>,
+}
+
+impl Holder {
+    /// The holder in columns `at..at + 4`: pid, start time, host, the host's heartbeat.
+    fn read(row: &Row, at: usize) -> Result<Holder> {
+        Ok(Holder {
+            pid: row.get(at)?,
+            started: row.get(at + 1)?,
+            host: row.get(at + 2)?,
+            heartbeat: row.get(at + 3)?,
+        })
+    }
+
+    fn process(&self) -> Option<ProcessIdentity> {
+        owner_of(self.pid, self.started)
     }
 }
 
+/// The columns [`Holder::read`] reads for a run's owner and its rollback, from `cm_executions e` joined
+/// with [`HOLDER_HOSTS`].
+const OWNER_COLUMNS: &str = "e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at";
+const ROLLBACK_COLUMNS: &str =
+    "e.rollback_pid, e.rollback_started, e.rollback_host, rh.heartbeat_at";
+const HOLDER_HOSTS: &str = "LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
+     LEFT JOIN cm_hosts rh ON rh.id = e.rollback_host";
+
 fn run_row(connection: &dyn Sql, id: &str) -> Result<Option<RunRow>> {
     connection.query_row_opt(
-        "SELECT runtime, status, owner_pid, owner_started, rollback_pid, rollback_started
-             FROM cm_executions WHERE id = ?1",
+        &format!(
+            "SELECT e.runtime, e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed
+             FROM cm_executions e {HOLDER_HOSTS} WHERE e.id = ?1"
+        ),
         args![id],
         |row| {
             let status: String = row.get(1)?;
-            let owner_raw = (row.get(2)?, row.get(3)?);
-            let rollback_raw = (row.get(4)?, row.get(5)?);
             Ok(RunRow {
                 runtime: row.get(0)?,
                 status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
-                owner: owner_of(owner_raw.0, owner_raw.1),
-                rollback: owner_of(rollback_raw.0, rollback_raw.1),
-                owner_raw,
-                rollback_raw,
+                owner: Holder::read(row, 2)?,
+                rollback: Holder::read(row, 6)?,
+                handed: row.get::<Option<String>>(10)?.is_some(),
             })
         },
     )
@@ -1859,20 +1996,22 @@ fn logs_for_storage(logs: &[String]) -> Option<String> {
 }
 
 /// Deletes terminal executions beyond the newest `keep` (never `except`); returns the deleted ids.
-fn prune(tx: &dyn Sql, runtime: &str, keep: usize, except: Option<&str>) -> Result<Vec<String>> {
+fn prune(store: &Store, tx: &dyn Sql, keep: usize, except: Option<&str>) -> Result<Vec<String>> {
     let ids: Vec<String> = {
         let rows = tx.query_map(
-            "SELECT id, rollback_pid, rollback_started FROM cm_executions
-             WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back') AND id IS DISTINCT FROM ?2
-             ORDER BY created_at DESC, id DESC LIMIT 9223372036854775807 OFFSET ?3", 
-            args![runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
-            |row| Ok((row.get::<String>(0)?, owner_of(row.get(1)?, row.get(2)?))),
+            &format!(
+                "SELECT e.id, {ROLLBACK_COLUMNS} FROM cm_executions e {HOLDER_HOSTS}
+                 WHERE e.runtime = ?1 AND e.status IN ('completed', 'error', 'rejected', 'rolled_back')
+                   AND e.id IS DISTINCT FROM ?2
+                 ORDER BY e.created_at DESC, e.id DESC LIMIT 9223372036854775807 OFFSET ?3"
+            ),
+            args![store.runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
+            |row| Ok((row.get::<String>(0)?, Holder::read(row, 1)?)),
         )?;
         let mut ids = Vec::new();
-        for row in rows {
+        for (id, rollback) in rows {
             // A run being rolled back by a live process keeps its audit row until the rollback ends.
-            let (id, rollback) = row;
-            if !rollback.is_some_and(ProcessIdentity::is_alive) {
+            if !store.holder_alive(&rollback) {
                 ids.push(id);
             }
         }
@@ -1933,13 +2072,13 @@ fn open_sqlite(path: &Path) -> Result<rusqlite::Connection, StoreError> {
 
 /// Connects to a PostgreSQL store and brings its schema up to this build's. A server that cannot be reached,
 /// or whose schema is newer, is refused before anything is written to it.
-fn open_postgres(url: &str, runtime: &str) -> Result<postgres::Postgres, StoreError> {
+fn open_postgres(url: &str, runtime: &str, host: &str) -> Result<postgres::Postgres, StoreError> {
     let address = postgres::masked(url);
     let unreachable = |error: DbError| StoreError::Unreachable {
         address: address.clone(),
         reason: error.to_string(),
     };
-    let database = postgres::Postgres::connect(url, runtime).map_err(unreachable)?;
+    let database = postgres::Postgres::connect(url, runtime, host).map_err(unreachable)?;
     let newer = |found: i64| StoreError::NewerSchema {
         path: address.clone(),
         found,

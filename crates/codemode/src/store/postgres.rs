@@ -1,6 +1,7 @@
 //! The store on PostgreSQL (docs/shared-store.md): a pool of tokio-postgres connections driven by a runtime
 //! of its own, so the store's synchronous calls can wait on them from any thread (a tokio worker included),
-//! plus one connection that only LISTENs, turning other hosts' commits into a change counter.
+//! plus one connection that only LISTENs: every host's commits move a change counter, and the decisions
+//! handed to this host arrive on a channel.
 
 use super::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
@@ -13,8 +14,13 @@ use std::time::Duration;
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::{AsyncMessage, NoTls};
 
-/// The channel every write transaction notifies on commit, with its runtime's name as the payload.
+/// The channel every write transaction notifies on commit, with its runtime's name as the payload; a decision
+/// handed to a host is `<runtime>\thand-off\t<host id>\t<run id>`.
 pub(crate) const CHANNEL: &str = "codemode";
+
+/// What the listener sends for a run handed to this host: its id, or [`RESCAN`] after (re)connecting, when a
+/// notification may have been missed.
+pub(crate) const RESCAN: &str = "";
 
 /// How long connecting may take before the store says the server is unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -37,13 +43,19 @@ pub(crate) struct Postgres {
     pool: Pool,
     /// Notifications received, and reconnections of the listener (which may have missed some).
     announced: Arc<AtomicU64>,
+    /// The same count, for those who wait for a change.
+    changes: tokio::sync::watch::Receiver<u64>,
+    /// Runs handed to this host, until the runtime takes the receiver.
+    hand_offs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+    runtime_name: String,
     /// Transactions this store committed.
     commits: AtomicU64,
 }
 
 impl Postgres {
-    /// Connects to `url` (a `postgres://` URL or a `key=value` string), checking the server answers.
-    pub(crate) fn connect(url: &str, runtime_name: &str) -> Result<Self, DbError> {
+    /// Connects to `url` (a `postgres://` URL or a `key=value` string) as the host `host`, checking the
+    /// server answers.
+    pub(crate) fn connect(url: &str, runtime_name: &str, host: &str) -> Result<Self, DbError> {
         let mut config = tokio_postgres::Config::from_str(url)
             .map_err(|e| DbError::Pool(format!("not a PostgreSQL address: {}", e)))?;
         config.connect_timeout(CONNECT_TIMEOUT);
@@ -70,15 +82,29 @@ impl Postgres {
             .build()
             .map_err(|e| DbError::Pool(e.to_string()))?;
         let announced = Arc::new(AtomicU64::new(0));
+        let (changed, changes) = tokio::sync::watch::channel(0);
+        let (handed, hand_offs) = tokio::sync::mpsc::unbounded_channel();
         let postgres = Postgres {
             runtime: Some(runtime),
             pool,
             announced: announced.clone(),
+            changes,
+            hand_offs: std::sync::Mutex::new(Some(hand_offs)),
+            runtime_name: runtime_name.to_owned(),
             commits: AtomicU64::new(0),
         };
         // The first connection is made now, so an unreachable server is said at once.
         drop(postgres.connection()?);
-        postgres.spawn(listen(config, runtime_name.to_owned(), announced));
+        postgres.spawn(listen(
+            config,
+            Listening {
+                runtime: runtime_name.to_owned(),
+                host: host.to_owned(),
+                announced,
+                changed,
+                handed,
+            },
+        ));
         Ok(postgres)
     }
 
@@ -186,6 +212,32 @@ impl Postgres {
     /// How many changes were announced to this store since it opened (moves on every commit anywhere).
     pub(crate) fn announced(&self) -> u64 {
         self.announced.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the change count differs from `seen`, or `timeout` passes.
+    pub(crate) async fn changed(&self, seen: u64, timeout: Duration) {
+        let mut changes = self.changes.clone();
+        let _ = tokio::time::timeout(timeout, changes.wait_for(|count| *count != seen)).await;
+    }
+
+    /// The runs handed to this host, as the listener hears of them; only the first caller gets them.
+    pub(crate) fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
+        self.hand_offs
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// Tells the host `host` that its run `id` was decided.
+    pub(crate) fn notify_hand_off(&self, host: &str, id: &str) -> Result<(), DbError> {
+        let payload = format!("{}\thand-off\t{host}\t{id}", self.runtime_name);
+        self.read(|connection| {
+            connection.execute(
+                "SELECT pg_notify(?1, ?2)",
+                &[Param::from_str(CHANNEL), Param::from_str(&payload)],
+            )
+        })?;
+        Ok(())
     }
 
     /// How many transactions this store committed.
@@ -334,21 +386,49 @@ fn row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
     Ok(Row(cells))
 }
 
-/// Keeps one connection LISTENing on [`CHANNEL`] and counts the notifications for `runtime`. When the
-/// connection ends it connects again and counts once more, since what was announced meanwhile is lost.
-async fn listen(config: tokio_postgres::Config, runtime: String, announced: Arc<AtomicU64>) {
+/// What the listener serves: this runtime's change count, and the runs handed to this host.
+struct Listening {
+    runtime: String,
+    host: String,
+    announced: Arc<AtomicU64>,
+    changed: tokio::sync::watch::Sender<u64>,
+    handed: tokio::sync::mpsc::UnboundedSender<String>,
+}
+
+impl Listening {
+    fn count(&self) {
+        let count = self.announced.fetch_add(1, Ordering::SeqCst) + 1;
+        self.changed.send_replace(count);
+    }
+
+    fn heard(&self, payload: &str) {
+        let mut fields = payload.split('\t');
+        if fields.next() != Some(self.runtime.as_str()) {
+            return;
+        }
+        self.count();
+        if let (Some("hand-off"), Some(host), Some(id)) =
+            (fields.next(), fields.next(), fields.next())
+            && host == self.host
+        {
+            let _ = self.handed.send(id.to_owned());
+        }
+    }
+}
+
+/// Keeps one connection LISTENing on [`CHANNEL`]. When the connection ends it connects again, counts a
+/// change and asks for a rescan of handed runs, since what was announced meanwhile is lost.
+async fn listen(config: tokio_postgres::Config, listening: Listening) {
+    let listening = Arc::new(listening);
     loop {
         if let Ok((client, mut connection)) = config.connect(NoTls).await {
-            let counter = announced.clone();
-            let runtime = runtime.clone();
+            let heard = listening.clone();
             let driver = tokio::spawn(async move {
                 let mut messages =
                     futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
                 while let Some(Ok(message)) = futures_util::StreamExt::next(&mut messages).await {
-                    if let AsyncMessage::Notification(notification) = message
-                        && notification.payload() == runtime
-                    {
-                        counter.fetch_add(1, Ordering::SeqCst);
+                    if let AsyncMessage::Notification(notification) = message {
+                        heard.heard(notification.payload());
                     }
                 }
             });
@@ -357,10 +437,14 @@ async fn listen(config: tokio_postgres::Config, runtime: String, announced: Arc<
                 .await
                 .is_ok()
             {
-                announced.fetch_add(1, Ordering::SeqCst);
+                listening.count();
+                let _ = listening.handed.send(RESCAN.to_owned());
             }
             let _ = driver.await;
             drop(client);
+        }
+        if listening.handed.is_closed() && listening.changed.is_closed() {
+            return;
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
     }

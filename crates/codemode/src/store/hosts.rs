@@ -1,0 +1,295 @@
+//! The hosts of a shared store (docs/shared-store.md, "Hosts"): each machine (with its data directory) that
+//! runs a runtime registers under a stable id with its connectors and a heartbeat. A run belongs to the host
+//! that began it; an approval given on another host is written to the store as the pending call's decision and
+//! the owner resumes it, so a machine's connectors only ever run on that machine. A host whose heartbeat
+//! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
+
+use super::sql::{Sql, args};
+use super::{Holder, Result, RunRow, Store, StoreError, run_row};
+use crate::model::{Decision, ExecutionStatus, RunHost};
+use crate::transitions::Holders;
+use std::time::Duration;
+
+/// A host whose last heartbeat is older than this is gone.
+pub const HOST_TIMEOUT_MS: i64 = 30_000;
+
+/// How often a live host says so.
+pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+
+/// This process's host on a shared store: an id that stays the same across restarts (one per machine and
+/// data directory, so the app and `codemode mcp` of one person are one host) and a name people recognise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostIdentity {
+    pub id: String,
+    pub name: String,
+}
+
+/// The result of approving a run on a shared store ([`Store::hand_off`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandOff {
+    /// The run is this host's (or has no host): resume it here.
+    Here,
+    /// The decision is written; its host resumes the run.
+    Handed(RunHost),
+    /// Its host is gone: nothing was written.
+    HostGone(RunHost),
+    NotPaused(ExecutionStatus),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    /// Its pending call was already decided (approved elsewhere), and waits for its host.
+    AlreadyDecided,
+    Missing,
+}
+
+/// The result of adopting a run whose host is gone ([`Store::adopt`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Adoption {
+    Adopted,
+    /// Its host is alive (or it is already this host's).
+    HostAlive(RunHost),
+    /// This host lacks connectors the run was begun with.
+    MissingConnectors(Vec<String>),
+    /// It has no host: it is not a shared store's run.
+    NoHost,
+    Missing,
+}
+
+impl Store {
+    /// This host's id, on a shared store.
+    pub(super) fn host_id(&self) -> Option<&str> {
+        self.host.as_ref().map(|host| host.id.as_str())
+    }
+
+    /// Whether this store is shared by hosts (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        self.host.is_some()
+    }
+
+    /// The live processes holding the run: its pass's owner (only while it is running) and a rollback.
+    pub(super) fn holders(&self, run: &RunRow) -> Holders {
+        Holders {
+            pass: run.owner.pid.filter(|_| {
+                run.status == ExecutionStatus::Running && self.holder_alive(&run.owner)
+            }),
+            rollback: run
+                .rollback
+                .pid
+                .filter(|_| self.holder_alive(&run.rollback)),
+        }
+    }
+
+    /// Whether the process holding a run still lives: on this host its process is looked up; on another
+    /// host (a process on another machine) its host's heartbeat says.
+    pub(super) fn holder_alive(&self, holder: &Holder) -> bool {
+        let Some(process) = holder.process() else {
+            return false;
+        };
+        match (&holder.host, self.host_id()) {
+            (Some(host), Some(me)) if host != me => self.fresh(holder.heartbeat),
+            _ => process.is_alive(),
+        }
+    }
+
+    fn fresh(&self, heartbeat: Option<i64>) -> bool {
+        heartbeat.is_some_and(|at| at >= self.clock.now_ms() - HOST_TIMEOUT_MS)
+    }
+
+    /// The host a run belongs to, as shown: `None` on a store only one machine uses.
+    pub(super) fn run_host(&self, owner: &Holder, name: Option<String>) -> Option<RunHost> {
+        let id = owner.host.clone()?;
+        let here = self.host_id() == Some(id.as_str());
+        Some(RunHost {
+            name: name.unwrap_or_else(|| id.clone()),
+            alive: here || self.fresh(owner.heartbeat),
+            here,
+            id,
+        })
+    }
+
+    /// Registers this host (again) with its connectors, and beats its heart once.
+    pub fn register_host(&self, connectors: &[String]) -> Result<(), StoreError> {
+        let Some(host) = self.host.clone() else {
+            return Ok(());
+        };
+        let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
+        let now = self.clock.now_ms();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO cm_hosts (id, runtime, name, connectors, pid, began_at, heartbeat_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                 ON CONFLICT (id) DO UPDATE SET runtime = excluded.runtime, name = excluded.name,
+                   connectors = excluded.connectors, pid = excluded.pid, began_at = excluded.began_at,
+                   heartbeat_at = excluded.heartbeat_at",
+                args![host.id, self.runtime, host.name, connectors, self.owner.pid, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Says this host is alive.
+    pub fn heartbeat(&self) -> Result<(), StoreError> {
+        let Some(host) = self.host_id() else {
+            return Ok(());
+        };
+        let now = self.clock.now_ms();
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE cm_hosts SET heartbeat_at = ?2 WHERE id = ?1 AND heartbeat_at < ?2",
+                args![host, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Approving on a shared store: a run of another live host keeps `decision` for that host (which is told
+    /// on commit and resumes the run with it); a run of this host, or of none, is left for a local resume.
+    /// Conditional on the run being paused, not rolled back, and not already approved elsewhere.
+    pub fn hand_off(&self, id: &str, decision: &Decision) -> Result<HandOff, StoreError> {
+        let text = serde_json::to_string(decision).unwrap_or_default();
+        let handed = self.write(|tx| {
+            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
+                return Ok(HandOff::Missing);
+            };
+            let host_name = owner_host_name(tx, &run)?;
+            let Some(host) = self
+                .run_host(&run.owner, host_name)
+                .filter(|host| !host.here)
+            else {
+                return Ok(HandOff::Here);
+            };
+            if run.status != ExecutionStatus::Paused {
+                return Ok(HandOff::NotPaused(run.status));
+            }
+            if let Some(pid) = self.holders(&run).rollback {
+                return Ok(HandOff::RollingBack(pid));
+            }
+            if !host.alive {
+                return Ok(HandOff::HostGone(host));
+            }
+            let handed = tx.execute(
+                "UPDATE cm_executions SET handed = ?2, updated_at = ?3
+                 WHERE id = ?1 AND status = 'paused' AND handed IS NULL",
+                args![id, text, decision.at],
+            )?;
+            Ok(if handed == 1 {
+                HandOff::Handed(host)
+            } else {
+                HandOff::AlreadyDecided
+            })
+        })?;
+        if let HandOff::Handed(host) = &handed {
+            self.announce_hand_off(&host.id, id)?;
+        }
+        Ok(handed)
+    }
+
+    /// The decision another host handed to this one for the run `id`, if it still waits.
+    pub fn handed_decision(&self, id: &str) -> Result<Option<Decision>, StoreError> {
+        let Some(host) = self.host_id() else {
+            return Ok(None);
+        };
+        self.with(|connection| {
+            let text: Option<Option<String>> = connection.query_row_opt(
+                "SELECT handed FROM cm_executions
+                 WHERE id = ?1 AND runtime = ?2 AND owner_host = ?3 AND status = 'paused'",
+                args![id, self.runtime, host],
+                |row| row.get(0),
+            )?;
+            Ok(text.flatten().and_then(|t| serde_json::from_str(&t).ok()))
+        })
+    }
+
+    /// This host's paused runs that another host approved: what it resumes on start and when its listener
+    /// reconnects (a notification sent meanwhile is lost).
+    pub fn handed_runs(&self) -> Result<Vec<String>, StoreError> {
+        let Some(host) = self.host_id() else {
+            return Ok(Vec::new());
+        };
+        self.with(|connection| {
+            connection.query_map(
+                "SELECT id FROM cm_executions
+                 WHERE runtime = ?1 AND owner_host = ?2 AND status = 'paused' AND handed IS NOT NULL
+                 ORDER BY created_at, id",
+                args![self.runtime, host],
+                |row| row.get(0),
+            )
+        })
+    }
+
+    /// Drops a decision this host cannot carry out (edited arguments its tool refuses): the run waits for a
+    /// decision again.
+    pub fn withdraw_handed(&self, id: &str) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND status = 'paused'",
+                args![id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Adopts a run whose host is gone, for this host to decide and resume: allowed when this host has every
+    /// connector the run was begun with (docs/shared-store.md, "A host that is gone").
+    pub fn adopt(&self, id: &str, connectors: &[String]) -> Result<Adoption, StoreError> {
+        let Some(me) = self.host_id() else {
+            return Ok(Adoption::NoHost);
+        };
+        let now = self.clock.now_ms();
+        self.write(|tx| {
+            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
+                return Ok(Adoption::Missing);
+            };
+            let host_name = owner_host_name(tx, &run)?;
+            let Some(host) = self.run_host(&run.owner, host_name) else {
+                return Ok(Adoption::NoHost);
+            };
+            if host.alive {
+                return Ok(Adoption::HostAlive(host));
+            }
+            let needs: Vec<String> = tx
+                .query_row_opt(
+                    "SELECT connectors FROM cm_executions WHERE id = ?1",
+                    args![id],
+                    |row| row.get::<String>(0),
+                )?
+                .and_then(|text| serde_json::from_str(&text).ok())
+                .unwrap_or_default();
+            let missing: Vec<String> = needs
+                .into_iter()
+                .filter(|name| !connectors.contains(name))
+                .collect();
+            if !missing.is_empty() {
+                return Ok(Adoption::MissingConnectors(missing));
+            }
+            let adopted = tx.execute(
+                "UPDATE cm_executions SET owner_host = ?2, updated_at = ?4
+                 WHERE id = ?1 AND owner_host IS NOT DISTINCT FROM ?3",
+                args![id, me, run.owner.host, now],
+            )?;
+            Ok(if adopted == 1 {
+                Adoption::Adopted
+            } else {
+                Adoption::HostAlive(host)
+            })
+        })
+    }
+
+    /// Tells the host `host` that its run `id` was decided.
+    fn announce_hand_off(&self, host: &str, id: &str) -> Result<(), StoreError> {
+        match &self.database {
+            super::Database::Postgres(postgres) => Ok(postgres.notify_hand_off(host, id)?),
+            super::Database::Sqlite(_) => Ok(()),
+        }
+    }
+}
+
+fn owner_host_name(tx: &dyn Sql, run: &RunRow) -> Result<Option<String>> {
+    let Some(host) = &run.owner.host else {
+        return Ok(None);
+    };
+    tx.query_row_opt(
+        "SELECT name FROM cm_hosts WHERE id = ?1",
+        args![host],
+        |row| row.get(0),
+    )
+}
