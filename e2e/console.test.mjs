@@ -112,9 +112,9 @@ async function playground(code) {
   }, code);
   await click("#run");
 }
-/** An agent as MCP clients are: `codemode mcp` over stdio, newline-delimited JSON-RPC. */
-async function mcpAgent() {
-  const child = spawn(join(BIN, "codemode"), ["--home", HOME, "mcp"], { stdio: ["pipe", "pipe", "inherit"] });
+/** An agent as MCP clients are: `codemode mcp` over stdio, newline-delimited JSON-RPC (on `home`). */
+async function mcpAgent(home = HOME) {
+  const child = spawn(join(BIN, "codemode"), ["--home", home, "mcp"], { stdio: ["pipe", "pipe", "inherit"] });
   let buffer = "";
   const waiting = new Map();
   child.stdout.on("data", (chunk) => {
@@ -582,6 +582,50 @@ await test("a remote server added by URL asks for a sign-in; Sign in goes throug
     await waitFor(() => !JSON.parse(readFileSync(join(HOME, "connectors.json"), "utf8")).mcpServers.tracker, "removed");
   } finally {
     server.kill();
+  }
+});
+
+await test("on a shared PostgreSQL store, another host's pause shows that host, and approving it in the app runs it there", async () => {
+  const server = process.env.CODEMODE_TEST_POSTGRES;
+  if (!server) {
+    assert(process.env.CODEMODE_REQUIRE_POSTGRES !== "1", "CODEMODE_TEST_POSTGRES names no server");
+    console.log("     skipped: CODEMODE_TEST_POSTGRES names no PostgreSQL server (scripts/test starts one)");
+    return;
+  }
+  const database = `cm_e2e_${process.pid}_${Date.now()}`;
+  execFileSync("psql", [server, "-qc", `CREATE DATABASE ${database}`]);
+  const url = server.replace(/\/[^/]*$/, `/${database}`);
+  // Machine B: its own data directory and connectors (a `notes` folder), the same store; its agent's
+  // `codemode mcp` serves as B's host.
+  const other = join(OUT, `machine-b-${process.pid}`);
+  mkdirSync(other, { recursive: true });
+  writeFileSync(join(other, "connectors.json"), JSON.stringify({ runtime: { store: url }, connectors: { notes: { type: "files", root: join(other, "notes") } } }));
+  // Machine A is the app: it follows its connectors.json onto the same store.
+  const config = join(HOME, "connectors.json");
+  const before = readFileSync(config, "utf8");
+  const mine = JSON.parse(before);
+  mine.runtime = { ...(mine.runtime || {}), store: url };
+  writeFileSync(config, JSON.stringify(mine, null, 2));
+  const agent = await mcpAgent(other);
+  try {
+    const paused = await agent.tool("codemode", { code: 'async () => notes.write_file({ path: "from-b.txt", content: "approved in the app on A" })' });
+    assert(paused.value.status === "paused", JSON.stringify(paused.value));
+    await nav("approvals");
+    await waitText("#approvals-list", (t) => t.includes("notes.write_file"), "B's pause is in the app's queue", 20000);
+    await waitText("#run-host", (t) => t.includes("machine-b"), "the card names the host the run belongs to");
+    await shot("shared-store-approvals");
+    await click("#approve");
+    await waitFor(() => existsSync(join(other, "notes", "from-b.txt")), "written on B, by B's connector");
+    assert(readFileSync(join(other, "notes", "from-b.txt"), "utf8") === "approved in the app on A", "what was approved");
+    const waited = await agent.tool("codemode_wait", { executionId: paused.value.executionId, timeoutSeconds: 10 });
+    assert(waited.value.status === "completed", JSON.stringify(waited.value));
+    await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "decided");
+    await nav("executions");
+    await click(`[data-id="${paused.value.executionId}"]`);
+    await waitText("#run-host", (t) => t.includes("machine-b"), "the run's view names its host too");
+  } finally {
+    agent.close();
+    writeFileSync(config, before);
   }
 });
 

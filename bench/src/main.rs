@@ -4,6 +4,8 @@
 //! in-process `approve` on a warm runtime) with a cold process beside it. Alternates A/B, prints medians and
 //! ratios, writes them as JSON; never asserts a time. Started by `bench/run`, which serves the reference.
 
+mod hosts;
+
 use codemode::{Actor, BoxFuture, CallContext, Connector, ToolDescriptor};
 use connectors::{Home, HomeOptions};
 use serde_json::{Value, json};
@@ -344,17 +346,49 @@ impl Samples {
 struct Row {
     workload: String,
     reference: Samples,
-    ours: Samples,
+    /// Each store's timings: SQLite first, then every `--store`.
+    ours: Vec<Samples>,
     how: &'static str,
     goal: Option<f64>,
+}
+
+/// Our runtime over one store: a data directory (its connectors.json names the store), the agent's warm MCP
+/// server on it, and the app's warm runtime.
+struct Side {
+    label: String,
+    dir: PathBuf,
+    agent: Agent,
+    app: Home,
+}
+
+impl Side {
+    /// `store`: a PostgreSQL URL, or `None` for the data directory's SQLite file.
+    fn open(label: &str, store: Option<&str>) -> Result<Side, String> {
+        let dir =
+            std::env::temp_dir().join(format!("codemode-bench-{}-{label}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // Both sides keep their default retention (50 runs, pruned on each new run).
+        let config = match store {
+            None => json!({"connectors": {}}),
+            Some(url) => json!({"runtime": {"store": url}, "connectors": {}}),
+        };
+        std::fs::write(dir.join("connectors.json"), config.to_string())
+            .map_err(|e| e.to_string())?;
+        let agent = Agent::start(&dir)?;
+        let app = open_home(&dir, true)?;
+        Ok(Side {
+            label: label.to_owned(),
+            dir,
+            agent,
+            app,
+        })
+    }
 }
 
 struct Bench {
     /// None with `--ours-only`: our side alone, for profiling.
     reference: Option<String>,
-    dir: PathBuf,
-    agent: Agent,
-    app: Home,
+    sides: Vec<Side>,
     tokio: tokio::runtime::Runtime,
     reps: usize,
     rooms: u64,
@@ -402,33 +436,35 @@ impl Bench {
         }
     }
 
-    /// Ours as the agent sees it, and for a resume also (in-process, cold process).
-    fn our_rep(&mut self, workload: &Workload) -> Result<(f64, Option<f64>), String> {
+    /// Ours on the store `side` as the agent sees it, and for a resume also (in-process, cold process).
+    fn our_rep(&mut self, side: usize, workload: &Workload) -> Result<(f64, Option<f64>), String> {
+        let tokio = &self.tokio;
+        let side = &mut self.sides[side];
         match workload {
             Workload::Fresh(_) | Workload::Steps => {
                 let code = match workload {
                     Workload::Fresh(n) => sequential(*n),
                     _ => STEPS.to_owned(),
                 };
-                let (outcome, ms) = timed(|| self.agent.codemode(&code))?;
+                let (outcome, ms) = timed(|| side.agent.codemode(&code))?;
                 expect_status(&outcome, "completed", "codemode tool")?;
                 Ok((ms, None))
             }
             Workload::Resume(k) => {
-                let paused = self.agent.codemode(&gated(*k))?;
+                let paused = side.agent.codemode(&gated(*k))?;
                 expect_status(&paused, "paused", "codemode tool")?;
                 let id = paused["executionId"]
                     .as_str()
                     .unwrap_or_default()
                     .to_owned();
                 let (done, in_process) = timed(|| {
-                    self.tokio
-                        .block_on(self.app.runtime.approve(&id, Actor::Console, None))
+                    tokio
+                        .block_on(side.app.runtime.approve(&id, Actor::Console, None))
                         .map_err(|e| e.to_string())
                 })?;
                 let done = serde_json::to_value(&done).map_err(|e| e.to_string())?;
                 expect_status(&done, "completed", "approve")?;
-                let paused = self.agent.codemode(&gated(*k))?;
+                let paused = side.agent.codemode(&gated(*k))?;
                 let id = paused["executionId"]
                     .as_str()
                     .unwrap_or_default()
@@ -437,7 +473,7 @@ impl Bench {
                 let (_, cold) = timed(|| {
                     let status = Command::new(&exe)
                         .arg("approve")
-                        .arg(&self.dir)
+                        .arg(&side.dir)
                         .arg(&id)
                         .status()
                         .map_err(|e| e.to_string())?;
@@ -452,15 +488,20 @@ impl Bench {
         }
     }
 
-    /// Warm-up, then `reps` alternating pairs (who goes first swaps every rep).
+    /// Warm-up, then `reps` alternating rounds (the reference first or last, by turns), every store each round.
+    #[allow(clippy::type_complexity)]
     fn measure(
         &mut self,
         workload: &Workload,
-    ) -> Result<(Samples, Samples, Option<Samples>), String> {
+    ) -> Result<(Samples, Vec<Samples>, Option<Vec<Samples>>), String> {
         let room = self.room();
         self.reference_rep(&room, workload)?;
-        self.our_rep(workload)?;
-        let (mut theirs, mut ours, mut cold) = (Vec::new(), Vec::new(), Vec::new());
+        for side in 0..self.sides.len() {
+            self.our_rep(side, workload)?;
+        }
+        let stores = self.sides.len();
+        let mut theirs = Vec::new();
+        let (mut ours, mut cold) = (vec![Vec::new(); stores], vec![Vec::new(); stores]);
         for rep in 0..self.reps {
             // Each timed call starts on a settled machine: wrangler and workerd keep working for a while after
             // they answer, and on two cores that work would otherwise land in our timing (or ours in theirs).
@@ -471,36 +512,49 @@ impl Bench {
             if rep % 2 == 0 {
                 theirs.push(reference(self)?);
             }
-            std::thread::sleep(SETTLE);
-            let (warm, cold_ms) = self.our_rep(workload)?;
-            ours.push(warm);
-            cold.extend(cold_ms);
+            for side in 0..stores {
+                std::thread::sleep(SETTLE);
+                let (warm, cold_ms) = self.our_rep(side, workload)?;
+                ours[side].push(warm);
+                cold[side].extend(cold_ms);
+            }
             if rep % 2 == 1 {
                 theirs.push(reference(self)?);
             }
         }
-        let cold = (!cold.is_empty()).then(|| Samples::new(cold));
-        Ok((Samples::new(theirs), Samples::new(ours), cold))
+        let cold = (!cold[0].is_empty()).then(|| cold.into_iter().map(Samples::new).collect());
+        Ok((
+            Samples::new(theirs),
+            ours.into_iter().map(Samples::new).collect(),
+            cold,
+        ))
     }
 }
 
-fn compare(reference: Option<String>, reps: usize, out: PathBuf) -> Result<(), String> {
-    let dir = std::env::temp_dir().join(format!("codemode-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    // Both sides keep their default retention (50 runs, pruned on each new run).
-    std::fs::write(dir.join("connectors.json"), r#"{"connectors": {}}"#)
-        .map_err(|e| e.to_string())?;
+fn compare(
+    reference: Option<String>,
+    reps: usize,
+    out: PathBuf,
+    stores: Vec<String>,
+) -> Result<(), String> {
     if let Some(reference) = &reference {
         reference_call(reference, "ping", &json!({"op": "ping"}))?;
     }
-    let agent = Agent::start(&dir)?;
-    let app = open_home(&dir, true)?;
+    let mut sides = vec![Side::open("SQLite", None)?];
+    for (n, url) in stores.iter().enumerate() {
+        let label = if stores.len() == 1 {
+            "PostgreSQL".to_owned()
+        } else {
+            format!("PostgreSQL {}", n + 1)
+        };
+        sides.push(Side::open(&label, Some(url))?);
+    }
+    let labels: Vec<String> = sides.iter().map(|s| s.label.clone()).collect();
+    let dirs: Vec<PathBuf> = sides.iter().map(|s| s.dir.clone()).collect();
     let tokio = tokio::runtime::Runtime::new().map_err(|e| e.to_string())?;
     let mut bench = Bench {
         reference,
-        dir: dir.clone(),
-        agent,
-        app,
+        sides,
         tokio,
         reps,
         rooms: 0,
@@ -550,24 +604,49 @@ fn compare(reference: Option<String>, reps: usize, out: PathBuf) -> Result<(), S
         }
     }
     drop(bench);
-    let _ = std::fs::remove_dir_all(&dir);
-    print_and_save(&rows, reps, &out)
+    for dir in dirs {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    print_and_save(&rows, &labels, reps, &out)
 }
 
-fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
+fn print_and_save(rows: &[Row], labels: &[String], reps: usize, out: &Path) -> Result<(), String> {
     println!(
-        "\nreference (@cloudflare/codemode 0.5.6 on wrangler dev, HTTP round trip) vs ours (medians of {reps} alternating reps, ms)\n"
+        "\nreference (@cloudflare/codemode 0.5.6 on wrangler dev, HTTP round trip) vs ours (medians of {reps} alternating reps, ms)"
     );
-    println!(
-        "{:<46} {:>11} {:>10} {:>15} {:>8} {:>6}  ours measured as",
-        "workload", "reference", "ours", "ours p25–p75", "ratio", "goal"
-    );
+    if labels.len() > 1 {
+        println!(
+            "ours on each store: {}; goals are for the embedded SQLite store, PostgreSQL runs over loopback",
+            labels.join(", ")
+        );
+    }
+    println!();
+    let mut head = format!("{:<46} {:>11}", "workload", "reference");
+    for label in labels {
+        head.push_str(&format!(" {:>12} {:>15} {:>8}", label, "p25–p75", "ratio"));
+    }
+    println!("{head} {:>6}  ours measured as", "goal");
     let mut report = Vec::new();
     let mut missed = 0;
     for row in rows {
-        let (reference, ours) = (row.reference.median(), row.ours.median());
-        let (low, high) = row.ours.quartiles();
-        let ratio = reference / ours;
+        let reference = row.reference.median();
+        let mut line = format!("{:<46} {:>11.1}", row.workload, reference);
+        let mut stores = Vec::new();
+        for (label, ours) in labels.iter().zip(&row.ours) {
+            let median = ours.median();
+            let (low, high) = ours.quartiles();
+            let ratio = reference / median;
+            line.push_str(&format!(
+                " {:>12.2} {:>15} {:>7.1}×",
+                median,
+                format!("{low:.2}–{high:.2}"),
+                ratio
+            ));
+            stores.push(
+                json!({"store": label, "oursMs": median, "ratio": ratio, "oursSamplesMs": ours.0}),
+            );
+        }
+        let ratio = reference / row.ours[0].median();
         let goal = match row.goal {
             // --ours-only: there is no reference to hold a ratio against.
             _ if ratio.is_nan() => "—".into(),
@@ -578,21 +657,13 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
             }
             None => "—".into(),
         };
-        println!(
-            "{:<46} {:>11.1} {:>10.2} {:>15} {:>7.1}× {:>6}  {}",
-            row.workload,
-            reference,
-            ours,
-            format!("{low:.2}–{high:.2}"),
-            ratio,
-            goal,
-            row.how
-        );
+        println!("{line} {goal:>6}  {}", row.how);
         report.push(json!({
-            "workload": row.workload, "referenceMs": reference, "oursMs": ours,
+            "workload": row.workload, "referenceMs": reference, "oursMs": row.ours[0].median(),
             "ratio": ratio, "goal": row.goal,
             "met": row.goal.filter(|_| !ratio.is_nan()).map(|g| ratio >= g), "ours": row.how,
-            "referenceSamplesMs": row.reference.0, "oursSamplesMs": row.ours.0,
+            "referenceSamplesMs": row.reference.0, "oursSamplesMs": row.ours[0].0,
+            "stores": stores,
         }));
     }
     println!(
@@ -609,15 +680,17 @@ fn print_and_save(rows: &[Row], reps: usize, out: &Path) -> Result<(), String> {
         std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
     }
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let document = json!({"reps": reps, "cores": cores, "rows": report});
+    let document = json!({"reps": reps, "cores": cores, "stores": labels, "rows": report});
     std::fs::write(out, format!("{document:#}\n")).map_err(|e| e.to_string())?;
     println!("written to {}", out.display());
     Ok(())
 }
 
 fn usage() -> String {
-    "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--reps N] [--out FILE]\n       \
-     (bench/run starts the reference server and calls this; --ours-only times our side alone)"
+    "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--store URL]… [--reps N] [--out FILE]\n       \
+     codemode-bench hosts --store URL [--hosts N] [--seconds S]\n       \
+     (bench/run starts the reference server and a throwaway PostgreSQL and calls both; --ours-only times our\n       \
+     side alone; each --store adds a column: the same workloads on that PostgreSQL store)"
         .into()
 }
 
@@ -626,6 +699,25 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("serve-mcp") if args.len() == 2 => serve_mcp(Path::new(&args[1])),
         Some("approve") if args.len() == 3 => approve_once(Path::new(&args[1]), &args[2]),
+        Some("host-load") if args.len() == 4 => {
+            hosts::load(Path::new(&args[1]), &args[2], &args[3])
+        }
+        Some("hosts") => {
+            let flag = |name: &str| {
+                args.iter()
+                    .position(|a| a == name)
+                    .and_then(|i| args.get(i + 1))
+                    .cloned()
+            };
+            match flag("--store") {
+                None => Err(usage()),
+                Some(store) => hosts::run(
+                    &store,
+                    flag("--hosts").and_then(|n| n.parse().ok()).unwrap_or(4),
+                    flag("--seconds").and_then(|n| n.parse().ok()).unwrap_or(10),
+                ),
+            }
+        }
         Some("compare") => {
             let flag = |name: &str| {
                 args.iter()
@@ -641,7 +733,13 @@ fn main() -> ExitCode {
                     let out = flag("--out")
                         .map(PathBuf::from)
                         .unwrap_or_else(|| PathBuf::from("target/bench/compare.json"));
-                    compare(reference, reps.max(1), out)
+                    let stores = args
+                        .iter()
+                        .zip(args.iter().skip(1))
+                        .filter(|(flag, _)| *flag == "--store")
+                        .map(|(_, url)| url.clone())
+                        .collect();
+                    compare(reference, reps.max(1), out, stores)
                 }
             }
         }

@@ -456,7 +456,7 @@ impl Runtime {
                 .iter()
                 .map(|r| r.connector.name().to_owned())
                 .collect();
-            store.register_host(&names)?;
+            store.register_host(&names, options.serve_host)?;
         }
         let hand_offs = if options.serve_host {
             store.take_hand_offs()

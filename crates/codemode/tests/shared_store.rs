@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use support::store::{fresh_postgres, psql_output};
 
-/// These tests restart or inspect the one test server: one at a time.
+/// These tests restart the one test server or need it up throughout: one at a time.
 static SERVER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn options() -> RuntimeOptions {
@@ -285,6 +285,7 @@ async fn host(
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host() {
+    let _server = SERVER.lock().await;
     let Some(url) = fresh_postgres("hosts") else {
         return;
     };
@@ -359,6 +360,7 @@ async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host()
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_run_whose_host_is_gone_waits_for_it_or_is_adopted_by_a_host_with_its_connectors() {
+    let _server = SERVER.lock().await;
     let Some(url) = fresh_postgres("gone") else {
         return;
     };

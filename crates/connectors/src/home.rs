@@ -62,7 +62,10 @@ pub fn host_identity(dir: &Path) -> std::io::Result<HostIdentity> {
     };
     let user = std::env::var("USER")
         .or_else(|_| std::env::var("LOGNAME"))
-        .unwrap_or_else(|_| "someone".to_owned());
+        .ok()
+        .filter(|name| !name.is_empty())
+        .or_else(user_of_this_process)
+        .unwrap_or_else(|| "someone".to_owned());
     let machine = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())
         .unwrap_or_else(|_| "this machine".to_owned());
@@ -71,6 +74,20 @@ pub fn host_identity(dir: &Path) -> std::io::Result<HostIdentity> {
         name.push_str(&format!(" ({})", dir.display()));
     }
     Ok(HostIdentity { id, name })
+}
+
+/// This process's user name from /etc/passwd, where the environment does not say it (a service, a test).
+fn user_of_this_process() -> Option<String> {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() }.to_string();
+    std::fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .find_map(|line| {
+            let mut fields = line.split(':');
+            let name = fields.next()?;
+            (fields.nth(1)? == uid).then(|| name.to_owned())
+        })
 }
 
 /// How a host opens its data directory.

@@ -78,14 +78,18 @@ impl Store {
         }
     }
 
-    /// Whether the process holding a run still lives: on this host its process is looked up; on another
-    /// host (a process on another machine) its host's heartbeat says.
+    /// Whether the process holding a run still lives: on this machine its process is looked up (whichever
+    /// host it serves); on another machine its host's heartbeat says.
     pub(super) fn holder_alive(&self, holder: &Holder) -> bool {
         let Some(process) = holder.process() else {
             return false;
         };
         match (&holder.host, self.host_id()) {
-            (Some(host), Some(me)) if host != me => self.fresh(holder.heartbeat),
+            (Some(host), Some(me))
+                if host != me && holder.machine.as_deref() != Some(&self.machine) =>
+            {
+                self.fresh(holder.heartbeat)
+            }
             _ => process.is_alive(),
         }
     }
@@ -106,21 +110,26 @@ impl Store {
         })
     }
 
-    /// Registers this host (again) with its connectors, and beats its heart once.
-    pub fn register_host(&self, connectors: &[String]) -> Result<(), StoreError> {
+    /// Registers this host (again) with its connectors; a `serving` process (one that resumes what is handed to
+    /// the host) also beats its heart. A one-shot command does not: it would make the host look alive for
+    /// [`HOST_TIMEOUT_MS`] with nobody there to resume its runs.
+    pub fn register_host(&self, connectors: &[String], serving: bool) -> Result<(), StoreError> {
         let Some(host) = self.host.clone() else {
             return Ok(());
         };
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         let now = self.clock.now_ms();
+        let heartbeat = if serving { now } else { 0 };
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO cm_hosts (id, runtime, name, connectors, pid, began_at, heartbeat_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
+                "INSERT INTO cm_hosts (id, runtime, name, connectors, machine, pid, began_at, heartbeat_at)
+                 VALUES (?1, ?2, ?3, ?4, ?7, ?5, ?6, ?8)
                  ON CONFLICT (id) DO UPDATE SET runtime = excluded.runtime, name = excluded.name,
-                   connectors = excluded.connectors, pid = excluded.pid, began_at = excluded.began_at,
-                   heartbeat_at = excluded.heartbeat_at",
-                args![host.id, self.runtime, host.name, connectors, self.owner.pid, now],
+                   connectors = excluded.connectors, machine = excluded.machine, pid = excluded.pid,
+                   began_at = excluded.began_at,
+                   heartbeat_at = CASE WHEN excluded.heartbeat_at > cm_hosts.heartbeat_at
+                                       THEN excluded.heartbeat_at ELSE cm_hosts.heartbeat_at END",
+                args![host.id, self.runtime, host.name, connectors, self.owner.pid, now, self.machine, heartbeat],
             )?;
             Ok(())
         })
@@ -292,4 +301,41 @@ fn owner_host_name(tx: &dyn Sql, run: &RunRow) -> Result<Option<String>> {
         args![host],
         |row| row.get(0),
     )
+}
+
+/// This machine's id: systemd's machine id, else this boot's, else the host name.
+pub(super) fn this_machine() -> String {
+    [
+        "/etc/machine-id",
+        "/var/lib/dbus/machine-id",
+        "/proc/sys/kernel/random/boot_id",
+        "/proc/sys/kernel/hostname",
+    ]
+    .iter()
+    .find_map(|path| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|text| text.trim().to_owned())
+            .filter(|text| !text.is_empty())
+    })
+    .unwrap_or_default()
+}
+
+/// The host of every process on this machine that uses the store at `url` without naming its own host: an id
+/// from the machine and the store, and the machine's name.
+pub(super) fn machine_host(url: &str) -> HostIdentity {
+    use sha2::Digest;
+    let digest = sha2::Sha256::new()
+        .chain_update(this_machine())
+        .chain_update([0])
+        .chain_update(url)
+        .finalize();
+    let id: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "this machine".to_owned());
+    HostIdentity {
+        id: format!("machine-{id}"),
+        name,
+    }
 }

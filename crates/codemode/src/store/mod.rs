@@ -140,6 +140,7 @@ const MIGRATIONS: &[&str] = &[
         runtime TEXT NOT NULL,
         name TEXT NOT NULL,
         connectors TEXT NOT NULL,
+        machine TEXT NOT NULL,
         pid INTEGER NOT NULL,
         began_at INTEGER NOT NULL,
         heartbeat_at INTEGER NOT NULL
@@ -225,6 +226,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         runtime TEXT COLLATE "C" NOT NULL,
         name TEXT NOT NULL,
         connectors TEXT NOT NULL,
+        machine TEXT NOT NULL,
         pid BIGINT NOT NULL,
         began_at BIGINT NOT NULL,
         heartbeat_at BIGINT NOT NULL
@@ -416,6 +418,8 @@ pub struct Store {
     host: Option<HostIdentity>,
     /// Tells how old a host's heartbeat is.
     clock: Arc<dyn Clock>,
+    /// This machine, as hosts record theirs: a process of a host on this machine is looked up by its pid.
+    machine: String,
     /// The advisory lock a PostgreSQL write transaction holds: one per runtime, as SQLite's write lock is one
     /// per file (docs/shared-store.md, "Transactions").
     write_lock: i64,
@@ -429,7 +433,8 @@ enum Database {
 
 impl Store {
     /// Opens (creating and migrating) the store for the runtime `name`, in a file or on a PostgreSQL server;
-    /// on a server this process is the host `host` (a random one when `None`).
+    /// on a server this process is the host `host`, or when `None` this machine's host for that server (every
+    /// process of one machine on one store is then one host, as processes sharing an SQLite file are).
     pub fn open(
         location: &StoreLocation,
         runtime: &str,
@@ -439,10 +444,7 @@ impl Store {
         let (database, host) = match location {
             StoreLocation::File(path) => (Database::Sqlite(Mutex::new(open_sqlite(path)?)), None),
             StoreLocation::Postgres(url) => {
-                let host = host.unwrap_or_else(|| HostIdentity {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    name: format!("process {}", std::process::id()),
-                });
+                let host = host.unwrap_or_else(|| hosts::machine_host(url));
                 (
                     Database::Postgres(open_postgres(url, runtime, &host.id)?),
                     Some(host),
@@ -455,6 +457,7 @@ impl Store {
             owner: ProcessIdentity::current(),
             host,
             clock,
+            machine: hosts::this_machine(),
             write_lock: advisory_key("codemode runtime", runtime),
         })
     }
@@ -483,11 +486,36 @@ impl Store {
                 tx.commit()?;
                 Ok(value)
             }
-            Database::Postgres(postgres) => {
-                Ok(postgres
-                    .transaction(self.write_lock, &self.runtime, |connection| f(connection))?)
-            }
+            Database::Postgres(postgres) => Ok(postgres.transaction(
+                &[postgres::Lock::Exclusive(self.write_lock)],
+                &self.runtime,
+                |connection| f(connection),
+            )?),
         })
+    }
+
+    /// A write transaction that touches one run's rows only (a call's record, the run's end): on PostgreSQL it
+    /// shares the runtime's lock with other such transactions and takes the run's own, so different runs'
+    /// calls commit side by side while every other transition still excludes them all (docs/shared-store.md,
+    /// "Transactions"). On SQLite it is [`Store::write`].
+    fn write_run<T>(
+        &self,
+        id: &str,
+        mut f: impl FnMut(&dyn Sql) -> Result<T>,
+    ) -> Result<T, StoreError> {
+        match &self.database {
+            Database::Sqlite(_) => self.write(f),
+            Database::Postgres(postgres) => off_async_workers(|| {
+                Ok(postgres.transaction(
+                    &[
+                        postgres::Lock::Shared(self.write_lock),
+                        postgres::Lock::Exclusive(advisory_key("codemode run", id)),
+                    ],
+                    &self.runtime,
+                    |connection| f(connection),
+                )?)
+            }),
+        }
     }
 
     /// Inserts a new running execution, then prunes terminal ones beyond the newest `keep` (reference §6).
@@ -527,7 +555,7 @@ impl Store {
         now: i64,
     ) -> Result<CallPlan, StoreError> {
         let requires_approval = verdict.effect == Effect::Ask;
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             let status = status_of(tx, id)?;
             let existing = match status {
                 Some(ExecutionStatus::Running) => recorded_call(tx, id, seq)?,
@@ -803,7 +831,7 @@ impl Store {
         result: Option<&Value>,
         now: i64,
     ) -> Result<bool, StoreError> {
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             let Some((connector, method, ephemeral)) = tx
                 .query_row_opt(
                     "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
@@ -848,7 +876,7 @@ impl Store {
         message: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             tx.execute(
                 "UPDATE cm_log SET state = 'error', error = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing'",
                 args![id, seq as i64, cap(message)],
@@ -869,7 +897,7 @@ impl Store {
         value: Result<Option<&Value>, &str>,
         now: i64,
     ) -> Result<bool, StoreError> {
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             if status_of(tx, id)? != Some(ExecutionStatus::Running) {
                 return Ok(false);
             }
@@ -913,7 +941,7 @@ impl Store {
         message: &str,
         now: i64,
     ) -> Result<(), StoreError> {
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             tx.execute(
                 "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending')",
                 args![id, seq as i64],
@@ -947,7 +975,7 @@ impl Store {
             }
         });
         let logs_text = logs_for_storage(logs);
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             let changed = tx.execute(
                 "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
                  WHERE id = ?1 AND status = 'running'",
@@ -965,7 +993,7 @@ impl Store {
 
     /// Fails a running run with a program error.
     pub fn fail(&self, id: &str, message: &str, now: i64) -> Result<(), StoreError> {
-        self.write(|tx| fail_in(tx, id, message, now))
+        self.write_run(id, |tx| fail_in(tx, id, message, now))
     }
 
     /// Claims a paused run for approval ([`transitions::resume_step`]): the run becomes `running` and its
@@ -1023,7 +1051,7 @@ impl Store {
     /// Keeps `shown` (a [`crate::Shown`] as JSON) as what a person is shown of the call at `seq` while it
     /// waits; the decision takes it along. `false` when that call no longer waits.
     pub fn record_shown(&self, id: &str, seq: u64, shown: &str) -> Result<bool, StoreError> {
-        self.write(|tx| {
+        self.write_run(id, |tx| {
             Ok(tx.execute(
                 "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                 args![id, seq as i64, shown],
@@ -1550,7 +1578,8 @@ impl Store {
         self.with(|connection| {
             let rows = connection.query(
                 "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
-                        e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name, e.handed,
+                        e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine,
+                        oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
@@ -1596,7 +1625,7 @@ impl Store {
             let status = query.status.map(ExecutionStatus::as_str);
             let mut executions = connection.query_map(
                 &format!("SELECT e.id, e.status, e.created_at, e.updated_at, e.source,
-                        e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name,
+                        e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine, oh.name,
                         substr(e.error, 1, ?6), substr(e.result, 1, ?6),
                         (SELECT count(*) FROM cm_log l WHERE l.execution_id = e.id),
                         (SELECT l.connector || '.' || l.method FROM cm_log l
@@ -1625,11 +1654,11 @@ impl Store {
                         updated_at: row.get(3)?,
                         source: row.get(4)?,
                         interrupted: status == ExecutionStatus::Running && !self.holder_alive(&owner),
-                        host: self.run_host(&owner, row.get(9)?),
-                        error: row.get(10)?,
-                        result_preview: row.get(11)?,
-                        calls: row.get::<i64>(12)? as u64,
-                        pending: row.get(13)?,
+                        host: self.run_host(&owner, row.get(10)?),
+                        error: row.get(11)?,
+                        result_preview: row.get(12)?,
+                        calls: row.get::<i64>(13)? as u64,
+                        pending: row.get(14)?,
                     })
                 },
             )?;
@@ -1720,7 +1749,8 @@ fn parse_json(text: Option<String>) -> Option<Value> {
 /// A run's columns as [`execution_row`] reads them, from `cm_executions e` and its owner's host.
 const EXECUTION_COLUMNS: &str =
     "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
-            e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.name, e.handed
+            e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine, oh.name,
+            e.handed
      FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host";
 
 fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
@@ -1736,8 +1766,8 @@ fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> {
     let owner = Holder::read(row, 10)?;
     Ok(ExecutionState {
         interrupted: status == ExecutionStatus::Running && !store.holder_alive(&owner),
-        host: store.run_host(&owner, row.get(14)?),
-        handed: parse_decision(row.get(15)?),
+        host: store.run_host(&owner, row.get(15)?),
+        handed: parse_decision(row.get(16)?),
         id: row.get(0)?,
         code: row.get(1)?,
         status,
@@ -1763,7 +1793,7 @@ fn log_of(connection: &dyn Sql, id: &str) -> Result<Vec<ToolLogEntry>> {
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
-const LOG_AT: usize = 16;
+const LOG_AT: usize = 17;
 
 /// A log entry from the 14 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
@@ -1865,19 +1895,21 @@ struct RunRow {
 struct Holder {
     pid: Option<u32>,
     started: Option<i64>,
-    /// On a shared store, its host and that host's last heartbeat.
+    /// On a shared store, its host, that host's last heartbeat and its machine.
     host: Option<String>,
     heartbeat: Option<i64>,
+    machine: Option<String>,
 }
 
 impl Holder {
-    /// The holder in columns `at..at + 4`: pid, start time, host, the host's heartbeat.
+    /// The holder in columns `at..at + 5`: pid, start time, host, the host's heartbeat and machine.
     fn read(row: &Row, at: usize) -> Result<Holder> {
         Ok(Holder {
             pid: row.get(at)?,
             started: row.get(at + 1)?,
             host: row.get(at + 2)?,
             heartbeat: row.get(at + 3)?,
+            machine: row.get(at + 4)?,
         })
     }
 
@@ -1888,9 +1920,10 @@ impl Holder {
 
 /// The columns [`Holder::read`] reads for a run's owner and its rollback, from `cm_executions e` joined
 /// with [`HOLDER_HOSTS`].
-const OWNER_COLUMNS: &str = "e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at";
+const OWNER_COLUMNS: &str =
+    "e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine";
 const ROLLBACK_COLUMNS: &str =
-    "e.rollback_pid, e.rollback_started, e.rollback_host, rh.heartbeat_at";
+    "e.rollback_pid, e.rollback_started, e.rollback_host, rh.heartbeat_at, rh.machine";
 const HOLDER_HOSTS: &str = "LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
      LEFT JOIN cm_hosts rh ON rh.id = e.rollback_host";
 
@@ -1907,8 +1940,8 @@ fn run_row(connection: &dyn Sql, id: &str) -> Result<Option<RunRow>> {
                 runtime: row.get(0)?,
                 status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
                 owner: Holder::read(row, 2)?,
-                rollback: Holder::read(row, 6)?,
-                handed: row.get::<Option<String>>(10)?.is_some(),
+                rollback: Holder::read(row, 7)?,
+                handed: row.get::<Option<String>>(12)?.is_some(),
             })
         },
     )
@@ -2091,7 +2124,11 @@ fn open_postgres(url: &str, runtime: &str, host: &str) -> Result<postgres::Postg
         return Ok(database);
     }
     // Hosts starting together migrate one at a time; each reads the version again under the lock.
-    let found = database.transaction(advisory_key("codemode schema", ""), "", |tx| {
+    let schema_lock = [postgres::Lock::Exclusive(advisory_key(
+        "codemode schema",
+        "",
+    ))];
+    let found = database.transaction(&schema_lock, "", |tx| {
         tx.batch("CREATE TABLE IF NOT EXISTS cm_schema (version BIGINT NOT NULL)")?;
         let found = postgres_schema_version(tx)?;
         if found >= SCHEMA_VERSION {

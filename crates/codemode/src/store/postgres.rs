@@ -29,6 +29,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// a failover) before the store gives up (docs/shared-store.md, "When the server goes away").
 const RECONNECT_FOR: Duration = Duration::from_secs(20);
 
+/// An advisory lock a write transaction holds until it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lock {
+    Exclusive(i64),
+    Shared(i64),
+}
+
 /// Why an attempt failed: before its commit was sent (the server rolled it back, so it may be run again), or
 /// while committing (it may have committed: it is not run again).
 enum Failed {
@@ -152,22 +159,25 @@ impl Postgres {
         })
     }
 
-    /// Runs `f` in one transaction holding the advisory lock `key` for its length (docs/shared-store.md,
+    /// Runs `f` in one transaction holding the advisory `locks` for its length (docs/shared-store.md,
     /// "Transactions"), and announces the change on commit.
     pub(crate) fn transaction<T>(
         &self,
-        key: i64,
+        locks: &[Lock],
         announce: &str,
         mut f: impl FnMut(&Connection) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
+        // BEGIN and the locks in one round trip (they are integers: nothing to quote).
+        let mut begin = "BEGIN".to_owned();
+        for lock in locks {
+            begin.push_str(&match lock {
+                Lock::Exclusive(key) => format!("; SELECT pg_advisory_xact_lock({key})"),
+                Lock::Shared(key) => format!("; SELECT pg_advisory_xact_lock_shared({key})"),
+            });
+        }
         self.retrying(|| {
             let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
-            let outcome = connection
-                .batch("BEGIN")
-                .and_then(|()| {
-                    connection.execute("SELECT pg_advisory_xact_lock(?1)", &[Param::Int(key)])
-                })
-                .and_then(|_| f(&connection));
+            let outcome = connection.batch(&begin).and_then(|()| f(&connection));
             let value = match outcome {
                 Ok(value) => value,
                 Err(error) => {
