@@ -746,26 +746,35 @@ fn mcp_server_round_trips_with_the_official_python_client() {
         "{\n  \"connectors\": {\n    \"files\": { \"type\": \"files\", \"root\": 5 }\n  }\n}\n",
     )
     .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let stderr = python_client(&python, "mcp_client.py", &[&good, &broken]);
+    assert!(
+        !stderr.contains("Failed to parse"),
+        "only protocol on stdout: {stderr}"
+    );
+}
+
+/// Runs the client script `tests/<script>` (`codemode` binary, then `homes`), which prints a transcript and
+/// ends with ALL GOOD; returns its stderr.
+fn python_client(python: &Path, script: &str, homes: &[&Path]) -> String {
     let out = Command::new(python)
-        .arg(script)
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests")
+                .join(script),
+        )
         .arg(BINARY)
-        .arg(&good)
-        .arg(&broken)
+        .args(homes)
         .env("CODEMODE_WORKER", worker())
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     println!("{stdout}");
     assert!(
         out.status.success() && stdout.contains("ALL GOOD"),
         "{stdout}\n{stderr}"
     );
-    assert!(
-        !stderr.contains("Failed to parse"),
-        "only protocol on stdout: {stderr}"
-    );
+    stderr
 }
 
 /// `codemode mcp` on `home`, spoken to over raw pipes.
@@ -1317,22 +1326,11 @@ fn https_trusts_what_the_system_store_trusts() {
 /// approved from B's CLI, is executed by A, and A's `codemode_wait` returns it. See `tests/two_machines.py`.
 #[test]
 fn a_pause_on_one_machine_approved_from_another_runs_where_it_began() {
-    let Some(server) = postgres_server() else {
+    let Some(url) = support::fresh_postgres("two") else {
         return;
     };
     worker();
     let python = python_with_the_mcp_sdk();
-    let database = format!("cm_two_{}", uuid::Uuid::new_v4().simple());
-    let created = Command::new("psql")
-        .args([
-            server.as_str(),
-            "-qc",
-            &format!("CREATE DATABASE {database}"),
-        ])
-        .status()
-        .unwrap();
-    assert!(created.success());
-    let url = format!("{}/{database}", server.rsplit_once('/').unwrap().0);
     let (a, b) = (home("machine-a"), home("machine-b"));
     for (home, connector, folder) in [(&a, "files", "workspace"), (&b, "notes", "notes")] {
         std::fs::write(
@@ -1345,36 +1343,5 @@ fn a_pause_on_one_machine_approved_from_another_runs_where_it_began() {
         )
         .unwrap();
     }
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/two_machines.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(BINARY)
-        .arg(&a)
-        .arg(&b)
-        .env("CODEMODE_WORKER", worker())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(
-        out.status.success() && stdout.contains("ALL GOOD"),
-        "{stdout}\n{stderr}"
-    );
-}
-
-/// The PostgreSQL server the shared-store tests use (scripts/lib/postgres.sh starts one); `None` skips them,
-/// unless `CODEMODE_REQUIRE_POSTGRES=1` (scripts/test) makes that a failure.
-fn postgres_server() -> Option<String> {
-    let server = std::env::var("CODEMODE_TEST_POSTGRES")
-        .ok()
-        .filter(|s| !s.is_empty());
-    if server.is_none() {
-        assert!(
-            std::env::var("CODEMODE_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "CODEMODE_REQUIRE_POSTGRES=1 but CODEMODE_TEST_POSTGRES names no server"
-        );
-        eprintln!("skipped: CODEMODE_TEST_POSTGRES names no PostgreSQL server");
-    }
-    server
+    python_client(&python, "two_machines.py", &[&a, &b]);
 }

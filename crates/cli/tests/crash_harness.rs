@@ -239,33 +239,10 @@ fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice() {
 
 #[test]
 fn kill_9_at_random_points_loses_nothing_and_applies_nothing_twice_on_postgresql() {
-    let Some(server) = std::env::var("CODEMODE_TEST_POSTGRES")
-        .ok()
-        .filter(|s| !s.is_empty())
-    else {
-        assert!(
-            std::env::var("CODEMODE_REQUIRE_POSTGRES").as_deref() != Ok("1"),
-            "CODEMODE_REQUIRE_POSTGRES=1 but CODEMODE_TEST_POSTGRES names no server"
-        );
-        eprintln!("skipped: CODEMODE_TEST_POSTGRES names no PostgreSQL server");
+    let Some(url) = support::fresh_postgres("crash") else {
         return;
     };
-    let database = format!("cm_crash_{}", uuid::Uuid::new_v4().simple());
-    assert!(
-        Command::new("psql")
-            .args([
-                server.as_str(),
-                "-qc",
-                &format!("CREATE DATABASE {database}")
-            ])
-            .status()
-            .unwrap()
-            .success()
-    );
-    harness(Some(format!(
-        "{}/{database}",
-        server.rsplit_once('/').unwrap().0
-    )));
+    harness(Some(url));
 }
 
 fn harness(store: Option<String>) {

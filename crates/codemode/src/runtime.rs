@@ -507,6 +507,12 @@ impl Runtime {
                 too_large_message("The execution code", size),
             ));
         }
+        if self.inner.store.is_shared() && code.contains('\0') {
+            return Ok(Outcome::early_error(
+                "",
+                "The execution code contains a NUL character, which the shared store cannot keep; write it as \\0 or \\u0000 in a string.",
+            ));
+        }
         let now = self.inner.now();
         let begin = Begin {
             id: format!("exec_{now:016}_{}", uuid::Uuid::new_v4()),

@@ -397,3 +397,54 @@ async fn a_run_whose_host_is_gone_waits_for_it_or_is_adopted_by_a_host_with_its_
     assert_eq!(alpha_c.acts(), vec![json!({"n": 1})], "run by C");
     assert!(alpha.acts().is_empty() && beta.acts().is_empty());
 }
+
+/// `nul.fail` answers an error whose message holds a NUL character.
+struct Nul;
+
+impl Connector for Nul {
+    fn name(&self) -> &str {
+        "nul"
+    }
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async {
+            Ok(vec![ToolDescriptor {
+                name: "fail".into(),
+                ..Default::default()
+            }])
+        })
+    }
+    fn execute<'a>(
+        &'a self,
+        _: &'a str,
+        _: Option<Value>,
+        _: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async { Err("before\0after".to_owned()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_nul_character_is_refused_in_a_program_and_replaced_in_what_a_connector_answers() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("nul") else {
+        return;
+    };
+    let runtime = Runtime::open(StoreLocation::Postgres(url), options(), vec![Arc::new(Nul)])
+        .await
+        .unwrap();
+    let refused = runtime.execute("async () => 'a\0b'").await.unwrap();
+    assert_eq!(refused.status(), "error");
+    assert!(
+        serde_json::to_string(&refused)
+            .unwrap()
+            .contains("NUL character"),
+        "{refused:?}"
+    );
+    let done = runtime
+        .execute("async () => { try { await nul.fail() } catch (e) { return e.message } }")
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    let run = runtime.execution(done.execution_id()).unwrap().unwrap();
+    assert_eq!(run.log[0].error.as_deref(), Some("before\u{FFFD}after"));
+}

@@ -370,6 +370,10 @@ fn typed(ty: &Type, param: &Param<'_>) -> Result<Typed, DbError> {
         _ => Typed::Text(match param {
             Param::Null => None,
             Param::Int(v) => Some(v.to_string()),
+            // PostgreSQL's text cannot hold NUL (SQLite's can): it becomes U+FFFD rather than fail the write
+            // (a connector's error message, a reason). A program holding one is refused before it starts
+            // (`Runtime::execute_from`), so what replays is always what ran (docs/shared-store.md).
+            Param::Text(text) if text.contains('\0') => Some(text.replace('\0', "\u{FFFD}")),
             Param::Text(text) => Some(text.to_string()),
         }),
     })
