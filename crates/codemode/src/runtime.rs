@@ -67,7 +67,7 @@ pub struct RuntimeOptions {
     pub revert_timeout: Duration,
     /// Read-only rules (from `connectors.json`), applied after the database's.
     pub rules: Vec<Rule>,
-    /// On a shared store, the host this process is (docs/shared-store.md, "Hosts"); a random one when `None`.
+    /// On a shared store, the host this process is (docs/shared-store.md, "Hosts"); this machine's when `None`.
     pub host: Option<HostIdentity>,
     /// Serve as that host: beat its heart and resume the runs other hosts approve for it. For long-lived
     /// processes (the app, `codemode mcp`); a one-shot command leaves it to them.
@@ -886,6 +886,7 @@ impl Runtime {
                 "No execution \"{id}\" to recover."
             )));
         };
+        only_here(&execution, "recovered")?;
         match self.inner.store.recover(id, self.inner.now())? {
             Recover::Repaused => {
                 self.pass_end(id, ExecutionStatus::Paused).await;
@@ -970,6 +971,15 @@ impl Runtime {
                 "Call {seq} of execution \"{id}\" is not waiting for a decision"
             )));
         };
+        if let Some(host) = state.host.as_ref().filter(|host| !host.here) {
+            // What the call would change is on its host's machine; this one's files would mislead.
+            return Ok(Some(Preview::Unavailable {
+                message: format!(
+                    "the call runs on host {}, whose connectors preview it",
+                    host.name
+                ),
+            }));
+        }
         let Some(registered) = self.inner.connector(&entry.connector) else {
             return Ok(None);
         };
@@ -1082,6 +1092,9 @@ impl Runtime {
     /// rollbacks never revert the same call; a run whose pass is live in another process is refused
     /// ([`RuntimeError::Busy`]).
     pub async fn rollback(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
+        if let Some(execution) = self.inner.store.execution_head(id)? {
+            only_here(&execution, "rolled back")?;
+        }
         match self.inner.store.claim_rollback(id, self.inner.now())? {
             RollbackClaim::Claimed => {}
             RollbackClaim::Missing => {
@@ -1183,6 +1196,12 @@ impl Runtime {
     /// server: a connector whose methods are not known yet is assumed revertible, since the rollback will try.
     pub async fn rollback_plan(&self, id: &str) -> Result<Vec<ToolLogEntry>, RuntimeError> {
         let mut plan = Vec::new();
+        // Another host's run is rolled back there: this host's connectors say nothing of what it can undo.
+        if let Some(execution) = self.inner.store.execution_head(id)?
+            && only_here(&execution, "rolled back").is_err()
+        {
+            return Ok(plan);
+        }
         for entry in self.inner.store.actions_to_revert(id)? {
             let revertible = match self.inner.connector(&entry.connector) {
                 None => false,
@@ -2055,5 +2074,21 @@ async fn serve_host(
                 }
             }
         }
+    }
+}
+
+/// On a shared store, what runs a run's connectors (a recovery, a rollback) happens on its own host: another
+/// host's connectors of the same name act on another machine (docs/shared-store.md, "Hosts").
+fn only_here(execution: &ExecutionState, what: &str) -> Result<(), RuntimeError> {
+    match &execution.host {
+        Some(host) if !host.here && host.alive => Err(RuntimeError::Busy(format!(
+            "Execution \"{}\" belongs to host {}: it can be {what} there, with the connectors that ran it.",
+            execution.id, host.name
+        ))),
+        Some(host) if !host.here => Err(RuntimeError::Stale(format!(
+            "Execution \"{}\" belongs to host {}, which is gone: it can be {what} there, or here once this host adopts it.",
+            execution.id, host.name
+        ))),
+        _ => Ok(()),
     }
 }

@@ -329,6 +329,13 @@ async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host()
         .clone()
         .expect("the decision is recorded");
     assert_eq!(decision.args, Some(json!({"n": 2})));
+    // A rollback runs the connectors that ran the calls: on A, not on B.
+    let elsewhere = b.rollback(&id).await.unwrap_err().to_string();
+    assert!(
+        elsewhere.contains("belongs to host a.example: it can be rolled back there"),
+        "{elsewhere}"
+    );
+    assert!(b.rollback_plan(&id).await.unwrap().is_empty());
     let again = b.approve(&id, codemode::Actor::Console, None).await;
     assert!(
         matches!(again, Err(codemode::RuntimeError::Stale(_))),
@@ -337,6 +344,11 @@ async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host()
 
     // Edited arguments A's tool refuses: nothing runs, and the run waits for a decision again.
     let paused = a.execute("async () => alpha.act({ n: 3 })").await.unwrap();
+    let preview = b.preview(paused.execution_id(), 0).await.unwrap();
+    assert!(
+        matches!(&preview, Some(codemode::Preview::Unavailable { message }) if message.contains("runs on host a.example")),
+        "{preview:?}"
+    );
     let refused = b
         .approve(
             paused.execution_id(),
