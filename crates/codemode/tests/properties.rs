@@ -74,13 +74,15 @@ fn key() -> impl Strategy<Value = String> {
 
 /// A number as JavaScript's `JSON.stringify` writes it and serde reads it back: integral values that fit a
 /// 64-bit integer are integers (JavaScript writes them without an exponent below 1e21), everything else a
-/// float. `-0` becomes `0`.
+/// float. `-0` becomes `0`. Beyond 2^53 JavaScript writes the shortest digits that read back as the same
+/// double, padded with zeros (the double −195018149598428192 is written −195018149598428200), as Rust's
+/// `Display` does: that text, read by serde, is the value.
 fn js_number(x: f64) -> Value {
     const TWO_63: f64 = 9_223_372_036_854_775_808.0;
-    if x.fract() == 0.0 && (-TWO_63..TWO_63).contains(&x) {
-        json!(x as i64)
-    } else if x.fract() == 0.0 && (0.0..2.0 * TWO_63).contains(&x) {
-        json!(x as u64)
+    if x == 0.0 {
+        json!(0)
+    } else if x.fract() == 0.0 && (-TWO_63..2.0 * TWO_63).contains(&x) {
+        serde_json::from_str(&format!("{x}")).unwrap_or_else(|_| json!(x))
     } else {
         json!(x)
     }
