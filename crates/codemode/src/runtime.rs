@@ -2048,7 +2048,7 @@ fn already_decided(id: &str) -> RuntimeError {
 /// (re)connects. Ends when the runtime is dropped.
 async fn serve_host(
     inner: std::sync::Weak<Inner>,
-    mut hand_offs: tokio::sync::mpsc::UnboundedReceiver<String>,
+    mut hand_offs: tokio::sync::mpsc::UnboundedReceiver<crate::store::Handed>,
 ) {
     let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -2059,11 +2059,10 @@ async fn serve_host(
                 let _ = inner.store.heartbeat();
             }
             handed = hand_offs.recv() => {
-                let (Some(id), Some(inner)) = (handed, inner.upgrade()) else { return };
-                let ids = if id.is_empty() {
-                    inner.store.handed_runs().unwrap_or_default()
-                } else {
-                    vec![id]
+                let (Some(handed), Some(inner)) = (handed, inner.upgrade()) else { return };
+                let ids = match handed {
+                    crate::store::Handed::Run(id) => vec![id],
+                    crate::store::Handed::Rescan => inner.store.handed_runs().unwrap_or_default(),
                 };
                 let runtime = Runtime { inner };
                 for id in ids {

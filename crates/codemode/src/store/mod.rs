@@ -23,7 +23,7 @@ use crate::transitions::{
     RevertFacts, RollbackStep,
 };
 pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity};
-pub use postgres::masked as masked_store_address;
+pub use postgres::{Handed, masked as masked_store_address};
 use rusqlite::TransactionBehavior;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -1459,9 +1459,8 @@ impl Store {
         }
     }
 
-    /// The ids of runs other hosts handed to this one (an empty id: rescan [`Store::handed_runs`]); `None`
-    /// on SQLite, or once taken.
-    pub fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
+    /// What the listener hears of runs other hosts handed to this one; `None` on SQLite, or once taken.
+    pub fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Handed>> {
         match &self.database {
             Database::Postgres(postgres) => postgres.take_hand_offs(),
             Database::Sqlite(_) => None,

@@ -18,9 +18,14 @@ use tokio_postgres::{AsyncMessage, NoTls};
 /// handed to a host is `<runtime>\thand-off\t<host id>\t<run id>`.
 pub(crate) const CHANNEL: &str = "codemode";
 
-/// What the listener sends for a run handed to this host: its id, or [`RESCAN`] after (re)connecting, when a
-/// notification may have been missed.
-pub(crate) const RESCAN: &str = "";
+/// What the listener tells this host about runs other hosts approved for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Handed {
+    /// This run was handed to this host.
+    Run(String),
+    /// The listener (re)connected: notifications may have been missed, so look for every handed run.
+    Rescan,
+}
 
 /// How long connecting may take before the store says the server is unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,7 +58,7 @@ pub(crate) struct Postgres {
     /// The same count, for those who wait for a change.
     changes: tokio::sync::watch::Receiver<u64>,
     /// Runs handed to this host, until the runtime takes the receiver.
-    hand_offs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+    hand_offs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<Handed>>>,
     runtime_name: String,
     /// Transactions this store committed.
     commits: AtomicU64,
@@ -231,7 +236,7 @@ impl Postgres {
     }
 
     /// The runs handed to this host, as the listener hears of them; only the first caller gets them.
-    pub(crate) fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<String>> {
+    pub(crate) fn take_hand_offs(&self) -> Option<tokio::sync::mpsc::UnboundedReceiver<Handed>> {
         self.hand_offs
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -406,7 +411,7 @@ struct Listening {
     host: String,
     announced: Arc<AtomicU64>,
     changed: tokio::sync::watch::Sender<u64>,
-    handed: tokio::sync::mpsc::UnboundedSender<String>,
+    handed: tokio::sync::mpsc::UnboundedSender<Handed>,
 }
 
 impl Listening {
@@ -425,7 +430,7 @@ impl Listening {
             (fields.next(), fields.next(), fields.next())
             && host == self.host
         {
-            let _ = self.handed.send(id.to_owned());
+            let _ = self.handed.send(Handed::Run(id.to_owned()));
         }
     }
 }
@@ -452,7 +457,7 @@ async fn listen(config: tokio_postgres::Config, listening: Listening) {
                 .is_ok()
             {
                 listening.count();
-                let _ = listening.handed.send(RESCAN.to_owned());
+                let _ = listening.handed.send(Handed::Rescan);
             }
             let _ = driver.await;
             drop(client);

@@ -172,6 +172,9 @@ pub enum DbError {
     Postgres(#[from] tokio_postgres::Error),
     #[error("{0}")]
     Pool(String),
+    /// A query that always returns a row (an aggregate) returned none.
+    #[error("a query that returns a row returned none")]
+    NoRow,
     #[error("column {index} is not {expected}")]
     Column {
         index: usize,
@@ -243,9 +246,7 @@ pub(crate) trait Sql {
 
     /// The first row of a query, which must have one.
     fn query_one(&self, sql: &str, params: &[Param<'_>]) -> Result<Row, DbError> {
-        self.query_opt(sql, params)?.ok_or(DbError::Pool(
-            "a query that returns a row returned none".to_owned(),
-        ))
+        self.query_opt(sql, params)?.ok_or(DbError::NoRow)
     }
 }
 
