@@ -122,10 +122,20 @@ pub struct Home {
 
 impl Home {
     pub async fn open(dir: &Path, options: HomeOptions) -> Result<Home, RuntimeError> {
-        // It holds the database and the configuration's secrets; a host may have created it with the default
-        // mode before opening it, so it is made owner-only here whether it existed or not.
-        owner_only::own_dir(dir)
+        // It holds the database and the configuration's secrets: created owner-only when missing. One that
+        // exists keeps its mode (docs/design.md, "The data directory"); the files inside are owner-only anyway,
+        // but a folder others can write to lets them add files beside them, which the person should hear of.
+        let found = owner_only::data_dir(dir)
             .map_err(|e| RuntimeError::Configuration(format!("{}: {e}", dir.display())))?;
+        if found.others_can_write()
+            && let owner_only::DataDir::Existing { mode } = found
+        {
+            eprintln!(
+                "codemode: warning: other users can write to the data directory {} (mode {mode:04o}); what \
+                 Codemode keeps there stays owner-only, but a folder only you can write to is safer.",
+                dir.display()
+            );
+        }
         let (config, config_error) = match config::load(dir) {
             Ok(config) => (Some(config), None),
             Err(error) => (None, Some(error.to_string())),

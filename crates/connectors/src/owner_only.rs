@@ -28,11 +28,40 @@ pub fn create_dir_all(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// A folder that is codemode's own: created like [`create_dir_all`], and made 0700 if it existed wider (a host
-/// that created it with the default mode, or an older version).
+/// A folder that is codemode's own, inside the data directory (the undo state): created like
+/// [`create_dir_all`], and made 0700 if it existed wider (an older version created it with the default mode).
 pub(crate) fn own_dir(path: &Path) -> std::io::Result<()> {
     create_dir_all(path)?;
     std::fs::set_permissions(path, Permissions::from_mode(FOLDER))
+}
+
+/// What [`data_dir`] found at the data directory's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataDir {
+    /// It did not exist: it was created 0700 (with any missing parents).
+    Created,
+    /// It existed, and keeps this mode (the permission bits).
+    Existing { mode: u32 },
+}
+
+impl DataDir {
+    /// Whether users other than its owner may add, rename or (without the sticky bit) remove its files.
+    pub fn others_can_write(self) -> bool {
+        matches!(self, DataDir::Existing { mode } if mode & 0o022 != 0)
+    }
+}
+
+/// Prepares the data directory. One that is missing is created 0700; one that exists is a folder a person
+/// chose (perhaps a shared, world-writable temporary folder) and keeps its mode: tightening it would lock every
+/// other user out of it. What codemode keeps inside is owner-only either way (docs/design.md, "The data
+/// directory").
+pub fn data_dir(path: &Path) -> std::io::Result<DataDir> {
+    if !path.is_dir() {
+        create_dir_all(path)?;
+        return Ok(DataDir::Created);
+    }
+    let mode = std::fs::metadata(path)?.permissions().mode() & 0o7777;
+    Ok(DataDir::Existing { mode })
 }
 
 /// Writes `bytes` to `path`, created or truncated, 0600 even when a file left there had a wider mode.
