@@ -55,6 +55,9 @@ pub struct RuntimeOptions {
     /// Separate histories per name (`^[a-zA-Z0-9_.-]+$`).
     pub name: String,
     pub max_executions: usize,
+    /// How long a run holding a record (a person's or expiry's decision, an applied gated call, a revert) is
+    /// kept whatever `max_executions` says (`runtime.keepDecidedFor`; docs/design.md, "Retention").
+    pub keep_decided_for: Duration,
     pub timeout: Duration,
     pub memory_limit_mb: u64,
     /// Keep a pre-warmed sandbox worker ready (long-lived hosts).
@@ -79,6 +82,7 @@ impl Default for RuntimeOptions {
         RuntimeOptions {
             name: "default".to_owned(),
             max_executions: 50,
+            keep_decided_for: crate::store::Retention::DEFAULT_KEEP_DECIDED_FOR,
             timeout: Duration::from_secs(60),
             memory_limit_mb: 512,
             keep_warm: false,
@@ -89,6 +93,16 @@ impl Default for RuntimeOptions {
             rules: Vec::new(),
             host: None,
             serve_host: false,
+        }
+    }
+}
+
+impl RuntimeOptions {
+    /// Retention by count (`keep` runs) with these options' age for runs holding a record.
+    fn retention(&self, keep: usize) -> crate::store::Retention {
+        crate::store::Retention {
+            keep,
+            keep_decided_for: self.keep_decided_for,
         }
     }
 }
@@ -1042,9 +1056,10 @@ impl Runtime {
         Ok(expired)
     }
 
-    /// Deletes terminal executions beyond the newest `keep`; returns how many.
+    /// Deletes terminal executions beyond the newest `keep`, never a run holding a record younger than
+    /// `keep_decided_for` (docs/design.md, "Retention"); returns how many.
     pub async fn prune_executions(&self, keep: usize) -> Result<usize, RuntimeError> {
-        let pruned = self.inner.store.prune(keep)?;
+        let pruned = self.inner.store.prune(self.inner.options.retention(keep))?;
         self.forget(&pruned).await;
         Ok(pruned.len())
     }
@@ -1773,7 +1788,7 @@ impl PassHost for RuntimeHost {
                     &begin.names,
                     begin.source.as_deref(),
                     begin.now,
-                    inner.options.max_executions,
+                    inner.options.retention(inner.options.max_executions),
                 )
             }));
         }

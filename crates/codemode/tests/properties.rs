@@ -481,7 +481,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
         |(args, result, seed, site, kind)| {
             run.set(run.get() + 1);
             let id = format!("run-{}", run.get());
-            let keep = 1_000_000;
+            let keep = codemode::store::Retention::count(1_000_000);
             store
                 .begin(&id, "code", &["items".to_owned()], None, 0, keep)
                 .expect("begin");

@@ -1,5 +1,7 @@
 //! Retention (reference §6) with an injected clock: automatic pruning when a run begins, explicit pruning,
-//! expiry of stale paused and running runs, deletion — and `forget_execution` whenever a run is removed.
+//! expiry of stale paused and running runs, deletion — and `forget_execution` whenever a run is removed. Runs
+//! holding a record (a person's decision, an applied gated call, a revert) outlive retention by count and go by
+//! age (docs/design.md, "Retention").
 
 mod support;
 
@@ -10,6 +12,22 @@ use support::TestClock;
 use support::items::Items;
 
 async fn open(items: &Arc<Items>, clock: &Arc<TestClock>, max_executions: usize) -> Runtime {
+    open_keeping(
+        items,
+        clock,
+        max_executions,
+        RuntimeOptions::default().keep_decided_for,
+    )
+    .await
+}
+
+/// A runtime keeping `max_executions` finished runs, and runs holding a record for `keep_decided_for`.
+async fn open_keeping(
+    items: &Arc<Items>,
+    clock: &Arc<TestClock>,
+    max_executions: usize,
+    keep_decided_for: Duration,
+) -> Runtime {
     let db = std::env::temp_dir()
         .join(format!("codemode-test-{}", uuid::Uuid::new_v4()))
         .join("codemode.db");
@@ -17,6 +35,7 @@ async fn open(items: &Arc<Items>, clock: &Arc<TestClock>, max_executions: usize)
         worker: Some(support::worker_path()),
         clock: clock.clone(),
         max_executions,
+        keep_decided_for,
         ..RuntimeOptions::default()
     };
     let connector: Arc<dyn Connector> = items.clone();
@@ -168,4 +187,197 @@ async fn an_unbounded_limit_keeps_everything() {
     assert_eq!(runtime.executions(None).unwrap().len(), 3);
     assert_eq!(runtime.prune_executions(usize::MAX).await.unwrap(), 0);
     assert_eq!(runtime.executions(None).unwrap().len(), 3);
+}
+
+const NOTE: &str = "async () => items.add_note({ text: 'n' })";
+
+/// Runs `code`, which pauses on its gated call, and returns the run's id.
+async fn paused(runtime: &Runtime, code: &str) -> String {
+    let outcome = runtime.execute(code).await.unwrap();
+    assert_eq!(
+        runtime.pending(Some(outcome.execution_id())).unwrap().len(),
+        1
+    );
+    outcome.execution_id().to_owned()
+}
+
+/// Runs `count` trivial programs, one millisecond apart; returns their ids.
+async fn trivial_runs(runtime: &Runtime, clock: &TestClock, count: usize) -> Vec<String> {
+    let mut ids = Vec::new();
+    for _ in 0..count {
+        clock.advance(1);
+        let outcome = runtime.execute("async () => 1").await.unwrap();
+        ids.push(outcome.execution_id().to_owned());
+    }
+    ids
+}
+
+fn ids_of(runtime: &Runtime) -> Vec<String> {
+    runtime
+        .executions(None)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fifty_five_trivial_runs_never_erase_an_approved_write_and_its_rollback() {
+    let (items, clock) = (Items::new(), TestClock::at(1_000_000));
+    let runtime = open(&items, &clock, 50).await;
+    // What people decided and undid: an approved write rolled back, an approved write kept, a rejected call,
+    // a call nobody decided before it expired, and an ungated write rolled back.
+    let rolled_back = paused(&runtime, CREATE).await;
+    runtime
+        .approve(&rolled_back, Actor::Console, None)
+        .await
+        .unwrap();
+    let report = runtime.rollback(&rolled_back).await.unwrap();
+    assert_eq!(report.reverted.len(), 1);
+    clock.advance(1);
+    let approved = paused(&runtime, CREATE).await;
+    runtime.approve(&approved, Actor::Cli, None).await.unwrap();
+    clock.advance(1);
+    let rejected = paused(&runtime, CREATE).await;
+    runtime
+        .reject(&rejected, 0, Actor::Console, Some("not now"))
+        .await
+        .unwrap();
+    clock.advance(1);
+    let expired = paused(&runtime, CREATE).await;
+    clock.advance(1);
+    assert_eq!(
+        runtime.expire_paused(Duration::ZERO).await.unwrap(),
+        vec![expired.clone()]
+    );
+    clock.advance(1);
+    let note_undone = runtime
+        .execute(NOTE)
+        .await
+        .unwrap()
+        .execution_id()
+        .to_owned();
+    assert_eq!(
+        runtime.rollback(&note_undone).await.unwrap().reverted.len(),
+        1
+    );
+    // What nobody decided: an ungated write and a trivial run.
+    clock.advance(1);
+    let note_kept = runtime
+        .execute(NOTE)
+        .await
+        .unwrap()
+        .execution_id()
+        .to_owned();
+    clock.advance(1);
+    let early = runtime
+        .execute("async () => 0")
+        .await
+        .unwrap()
+        .execution_id()
+        .to_owned();
+    let records = [&rolled_back, &approved, &rejected, &expired, &note_undone];
+
+    let trivial = trivial_runs(&runtime, &clock, 55).await;
+    let kept = ids_of(&runtime);
+    for id in records {
+        assert!(kept.contains(id), "{id} holds a record and stays");
+    }
+    for id in [&note_kept, &early] {
+        assert!(!kept.contains(id), "{id} decided nothing and goes by count");
+    }
+    // The newest 50 finished runs, the one just begun, and the five records.
+    assert_eq!(kept.len(), 51 + records.len());
+    assert_eq!(
+        kept[..51],
+        trivial[trivial.len() - 51..]
+            .iter()
+            .rev()
+            .cloned()
+            .collect::<Vec<_>>()[..]
+    );
+    // An explicit prune by count keeps them too.
+    runtime.prune_executions(0).await.unwrap();
+    let kept = ids_of(&runtime);
+    assert_eq!(kept.len(), records.len());
+    for id in records {
+        assert!(
+            kept.contains(id),
+            "{id} survives an explicit prune by count"
+        );
+    }
+    let forgotten = items.with(|s| s.forgotten.clone());
+    for id in records {
+        assert!(!forgotten.contains(id), "{id} was never forgotten");
+    }
+    // The record is whole: who approved the write, and that it was undone.
+    let run = runtime.execution(&rolled_back).unwrap().unwrap();
+    assert_eq!(run.status, ExecutionStatus::RolledBack);
+    let call = &run.log[0];
+    assert_eq!(call.state, codemode::EntryState::Reverted);
+    let decision = call.decision.as_ref().expect("the person's decision");
+    assert_eq!(
+        (decision.kind, decision.by.as_str()),
+        (codemode::DecisionKind::Approved, "console")
+    );
+    let run = runtime.execution(&rejected).unwrap().unwrap();
+    assert_eq!(
+        run.log[0].decision.as_ref().map(|d| d.kind),
+        Some(codemode::DecisionKind::Rejected)
+    );
+    let run = runtime.execution(&expired).unwrap().unwrap();
+    assert_eq!(
+        run.log[0].decision.as_ref().map(|d| d.kind),
+        Some(codemode::DecisionKind::Expired)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_holding_a_record_goes_by_age_or_by_a_persons_delete() {
+    let (items, clock) = (Items::new(), TestClock::at(1_000_000));
+    let hour = Duration::from_secs(3600);
+    let runtime = open_keeping(&items, &clock, 1, hour).await;
+    let approved = paused(&runtime, CREATE).await;
+    runtime
+        .approve(&approved, Actor::Console, None)
+        .await
+        .unwrap();
+    let deleted = paused(&runtime, CREATE).await;
+    runtime
+        .approve(&deleted, Actor::Console, None)
+        .await
+        .unwrap();
+    trivial_runs(&runtime, &clock, 3).await;
+    assert!(ids_of(&runtime).contains(&approved));
+    // A person's delete removes a record at once.
+    runtime.delete_execution(&deleted).await.unwrap();
+    assert!(runtime.execution(&deleted).unwrap().is_none());
+    // Exactly `keepDecidedFor` since its last change: still kept. A millisecond more: it goes, by count
+    // (here on an explicit prune, and on the next run's begin alike).
+    let last_change = runtime.execution(&approved).unwrap().unwrap().updated_at;
+    clock.0.store(
+        last_change + hour.as_millis() as i64,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    runtime.prune_executions(1).await.unwrap();
+    assert!(
+        ids_of(&runtime).contains(&approved),
+        "not older than an hour yet"
+    );
+    trivial_runs(&runtime, &clock, 1).await;
+    assert!(
+        !ids_of(&runtime).contains(&approved),
+        "older than an hour: gone"
+    );
+    assert!(items.with(|s| s.forgotten.contains(&approved)));
+    // A young record among the newest runs stays whatever its age says later: the count keeps it too.
+    clock.advance(1);
+    let recent = paused(&runtime, CREATE).await;
+    runtime
+        .approve(&recent, Actor::Console, None)
+        .await
+        .unwrap();
+    clock.advance(2 * hour.as_millis() as i64);
+    runtime.prune_executions(1).await.unwrap();
+    assert_eq!(ids_of(&runtime), vec![recent]);
 }

@@ -44,6 +44,9 @@ pub struct Config {
     /// `runtime.store`: a PostgreSQL URL every host of a team names (docs/shared-store.md); the data
     /// directory's SQLite file when absent. `$CODEMODE_STORE` overrides it.
     pub store: Option<String>,
+    /// `runtime.keepDecidedFor`: how long a run holding a record (a person's or expiry's decision, an applied
+    /// gated call, a revert) is kept whatever `maxExecutions` says (docs/design.md, "Retention").
+    pub keep_decided_for: Duration,
 }
 
 /// `runtime.maxOutputChars` when the file does not set it: the reference's 24,000 characters.
@@ -390,6 +393,7 @@ struct RawRuntime {
     expiry_sweep_minutes: Option<u64>,
     max_output_chars: Option<usize>,
     store: Option<String>,
+    keep_decided_for: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -483,6 +487,19 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 ));
             }
         },
+    };
+    let keep_decided_for = match raw
+        .runtime
+        .as_ref()
+        .and_then(|r| r.keep_decided_for.as_ref())
+    {
+        None => codemode::store::Retention::DEFAULT_KEEP_DECIDED_FOR,
+        Some(value) => parse_age(value).ok_or_else(|| {
+            in_runtime(
+                "keepDecidedFor",
+                "keepDecidedFor must be a duration such as \"90d\", \"24h\" or \"0s\"".to_owned(),
+            )
+        })?,
     };
     let runtime = match raw.runtime {
         None => defaults,
@@ -631,6 +648,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         rules,
         max_output_chars,
         store,
+        keep_decided_for,
     })
 }
 

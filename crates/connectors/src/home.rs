@@ -155,6 +155,11 @@ impl Home {
         let mut runtime_options = RuntimeOptions {
             name: settings.name.clone(),
             max_executions: settings.max_executions,
+            keep_decided_for: config
+                .as_ref()
+                .map_or(codemode::store::Retention::DEFAULT_KEEP_DECIDED_FOR, |c| {
+                    c.keep_decided_for
+                }),
             timeout: settings.timeout,
             memory_limit_mb: settings.memory_limit_mb,
             keep_warm: options.keep_warm,

@@ -467,3 +467,26 @@ fn a_shared_store_is_a_postgresql_url_in_runtime_store() {
         "store must be a PostgreSQL URL such as \"postgres://user@host:5432/codemode\"; without it the store is codemode.db in the data directory"
     );
 }
+
+#[test]
+fn keep_decided_for_is_a_duration_that_defaults_to_ninety_days() {
+    let default = parsed(r#"{"runtime": {"maxExecutions": 50}}"#).unwrap();
+    assert_eq!(
+        default.keep_decided_for,
+        Duration::from_secs(90 * 24 * 3600)
+    );
+    assert_eq!(
+        parsed("{}").unwrap().keep_decided_for,
+        Duration::from_secs(90 * 24 * 3600)
+    );
+    let week = parsed(r#"{"runtime": {"keepDecidedFor": "7d"}}"#).unwrap();
+    assert_eq!(week.keep_decided_for, Duration::from_secs(7 * 24 * 3600));
+    let millis = parsed(r#"{"runtime": {"keepDecidedFor": 1500}}"#).unwrap();
+    assert_eq!(millis.keep_decided_for, Duration::from_millis(1500));
+    let wrong = parsed("{\n  \"runtime\": { \"keepDecidedFor\": \"forever\" }\n}").unwrap_err();
+    assert_eq!(
+        wrong.message,
+        "keepDecidedFor must be a duration such as \"90d\", \"24h\" or \"0s\""
+    );
+    assert_eq!((wrong.line, wrong.column), (2, 16));
+}

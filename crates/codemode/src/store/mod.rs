@@ -237,6 +237,36 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     ),
 ];
 
+/// How long finished runs are kept (docs/design.md, "Retention").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Finished runs beyond the newest `keep` are deleted ...
+    pub keep: usize,
+    /// ... except a run that holds a record: a decision by a person or by expiry, an applied call that asked
+    /// for approval, or a revert. Retention by count never removes one; it goes once it is older than this
+    /// (since it last changed), or when a person deletes it.
+    pub keep_decided_for: Duration,
+}
+
+impl Retention {
+    /// The default of `runtime.keepDecidedFor`: 90 days.
+    pub const DEFAULT_KEEP_DECIDED_FOR: Duration = Duration::from_secs(90 * 24 * 3600);
+
+    /// The newest `keep` finished runs, and every run holding a record for the default 90 days.
+    pub fn count(keep: usize) -> Retention {
+        Retention {
+            keep,
+            keep_decided_for: Retention::DEFAULT_KEEP_DECIDED_FOR,
+        }
+    }
+
+    /// The last change (epoch ms) before which a run holding a record may go, at `now`.
+    fn record_cutoff(&self, now: i64) -> i64 {
+        let age = i64::try_from(self.keep_decided_for.as_millis()).unwrap_or(i64::MAX);
+        now.saturating_sub(age)
+    }
+}
+
 /// One call of a recent run, as [`Store::recent_calls`] reads it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecentCallRow {
@@ -518,7 +548,8 @@ impl Store {
         }
     }
 
-    /// Inserts a new running execution, then prunes terminal ones beyond the newest `keep` (reference §6).
+    /// Inserts a new running execution, then prunes terminal ones beyond the newest `retention.keep`
+    /// (reference §6), never one holding a record that `retention` still keeps.
     pub fn begin(
         &self,
         id: &str,
@@ -526,7 +557,7 @@ impl Store {
         connectors: &[String],
         source: Option<&str>,
         now: i64,
-        keep: usize,
+        retention: Retention,
     ) -> Result<Vec<String>, StoreError> {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         self.write(|tx| {
@@ -537,7 +568,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
                 args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
             )?;
-            prune(self, tx, keep, Some(id))
+            prune(self, tx, retention, now, Some(id))
         })
     }
 
@@ -1109,9 +1140,11 @@ impl Store {
         })
     }
 
-    /// Deletes terminal executions beyond the newest `keep`; returns the deleted ids.
-    pub fn prune(&self, keep: usize) -> Result<Vec<String>, StoreError> {
-        self.write(|tx| prune(self, tx, keep, None))
+    /// Deletes terminal executions beyond the newest `retention.keep`, never one holding a record that
+    /// `retention` still keeps (by this store's clock); returns the deleted ids.
+    pub fn prune(&self, retention: Retention) -> Result<Vec<String>, StoreError> {
+        let now = self.clock.now_ms();
+        self.write(|tx| prune(self, tx, retention, now, None))
     }
 
     /// Deletes one execution and its log, unless a live process holds its pass or its rollback
@@ -2027,17 +2060,35 @@ fn logs_for_storage(logs: &[String]) -> Option<String> {
     }
 }
 
-/// Deletes terminal executions beyond the newest `keep` (never `except`); returns the deleted ids.
-fn prune(store: &Store, tx: &dyn Sql, keep: usize, except: Option<&str>) -> Result<Vec<String>> {
+/// Deletes terminal executions beyond the newest `retention.keep` (never `except`); returns the deleted ids.
+/// A run holding a record ([`HOLDS_A_RECORD`]) is deleted only once it is older than
+/// `retention.keep_decided_for`: otherwise an agent's trivial runs would push a person's decision, or what was
+/// done and undone after it, out of the log (docs/design.md, "Retention").
+fn prune(
+    store: &Store,
+    tx: &dyn Sql,
+    retention: Retention,
+    now: i64,
+    except: Option<&str>,
+) -> Result<Vec<String>> {
     let ids: Vec<String> = {
         let rows = tx.query_map(
             &format!(
-                "SELECT e.id, {ROLLBACK_COLUMNS} FROM cm_executions e {HOLDER_HOSTS}
-                 WHERE e.runtime = ?1 AND e.status IN ('completed', 'error', 'rejected', 'rolled_back')
-                   AND e.id IS DISTINCT FROM ?2
-                 ORDER BY e.created_at DESC, e.id DESC LIMIT 9223372036854775807 OFFSET ?3"
+                "SELECT e.id, {ROLLBACK_COLUMNS}
+                 FROM (SELECT id FROM cm_executions
+                       WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back')
+                         AND id IS DISTINCT FROM ?2
+                       ORDER BY created_at DESC, id DESC LIMIT 9223372036854775807 OFFSET ?3) beyond
+                 JOIN cm_executions e ON e.id = beyond.id {HOLDER_HOSTS}
+                 WHERE e.updated_at < ?4 OR NOT ({HOLDS_A_RECORD})
+                 ORDER BY e.created_at DESC, e.id DESC"
             ),
-            args![store.runtime, except, i64::try_from(keep).unwrap_or(i64::MAX)],
+            args![
+                store.runtime,
+                except,
+                i64::try_from(retention.keep).unwrap_or(i64::MAX),
+                retention.record_cutoff(now)
+            ],
             |row| Ok((row.get::<String>(0)?, Holder::read(row, 1)?)),
         )?;
         let mut ids = Vec::new();
@@ -2055,6 +2106,14 @@ fn prune(store: &Store, tx: &dyn Sql, keep: usize, except: Option<&str>) -> Resu
     }
     Ok(ids)
 }
+
+/// Whether the run `e` holds a record that retention by count never removes: a call decided by a person or
+/// by expiry (`decided_by` is then neither NULL nor `rule`), a call that asked for approval and was applied,
+/// or a revert.
+const HOLDS_A_RECORD: &str = "e.status = 'rolled_back'
+     OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
+                AND (l.reverted_at IS NOT NULL OR (l.requires_approval = 1 AND l.state = 'applied')
+                     OR (l.decided_by IS NOT NULL AND l.decided_by <> 'rule')))";
 
 /// The decision JSON in parameter `param`, with the call's `shown` (what the person was shown) merged in as
 /// its `shown` field when there is one.
