@@ -1211,10 +1211,12 @@ impl Runtime {
     /// server: a connector whose methods are not known yet is assumed revertible, since the rollback will try.
     pub async fn rollback_plan(&self, id: &str) -> Result<Vec<ToolLogEntry>, RuntimeError> {
         let mut plan = Vec::new();
+        // Another runtime's run is not found, as every read of it by id (docs/shared-store.md).
+        let Some(execution) = self.inner.store.execution_head(id)? else {
+            return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+        };
         // Another host's run is rolled back there: this host's connectors say nothing of what it can undo.
-        if let Some(execution) = self.inner.store.execution_head(id)?
-            && only_here(&execution, "rolled back").is_err()
-        {
+        if only_here(&execution, "rolled back").is_err() {
             return Ok(plan);
         }
         for entry in self.inner.store.actions_to_revert(id)? {

@@ -1116,3 +1116,50 @@ fn a_request_waiting_on_a_busy_database_stalls_no_other_task() {
         assert!(waiting.await.unwrap().unwrap().is_empty());
     });
 }
+
+/// Runs belong to their runtime (docs/shared-store.md, "Runs belong to their runtime"): a runtime of another
+/// name on the same file neither reads, decides, rejects, previews, rolls back, recovers nor deletes a run it
+/// names by id, and the run is as it was. `tests/shared_store.rs` does the same on one PostgreSQL database.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runtime_of_another_name_can_neither_read_decide_nor_undo_a_run_by_id() {
+    use support::isolation;
+    let db = temp_db();
+    let (mine, theirs) = (Items::new(), Items::new());
+    let owner = open(&db, &mine).await;
+    let intruder = open_with(
+        &db,
+        RuntimeOptions {
+            name: "other".into(),
+            ..options()
+        },
+        vec![theirs.clone()],
+    )
+    .await;
+    let intruder_store = codemode::store::Store::open(
+        &support::store_at(&db),
+        "other",
+        None,
+        Arc::new(codemode::SystemClock),
+    )
+    .expect("the other runtime's store opens");
+    let (paused, done) = isolation::paused_and_done(&owner).await;
+    let before = isolation::snapshot(&owner, [&paused, &done]);
+
+    isolation::another_runtime_cannot_touch(&intruder, &intruder_store, &paused, &done).await;
+
+    assert_eq!(isolation::snapshot(&owner, [&paused, &done]), before);
+    assert_eq!(
+        mine.with(|s| s.items.len()),
+        1,
+        "only the owner's approved call ran"
+    );
+    assert!(
+        theirs.with(|s| s.items.is_empty()),
+        "the other runtime's connector never ran"
+    );
+    // The owner decides and undoes its runs as before.
+    let approved = owner.approve(&paused, Actor::Console, None).await.unwrap();
+    assert_eq!(approved.status(), "completed", "{approved:?}");
+    assert_eq!(owner.rollback(&done).await.unwrap().reverted.len(), 1);
+    assert_eq!(mine.with(|s| s.items.len()), 1);
+}

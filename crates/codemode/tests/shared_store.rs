@@ -460,3 +460,61 @@ async fn a_nul_character_is_refused_in_a_program_and_replaced_in_what_a_connecto
     let run = runtime.execution(done.execution_id()).unwrap().unwrap();
     assert_eq!(run.log[0].error.as_deref(), Some("before\u{FFFD}after"));
 }
+
+/// Runs belong to their runtime (docs/shared-store.md, "Runs belong to their runtime"): two runtimes of
+/// different names on one PostgreSQL database. Runtime B neither sees, approves, rejects, previews, rolls back,
+/// recovers nor deletes runtime A's runs by id, nor reads their rollback plan; A's runs are untouched.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_runtime_of_another_name_on_the_same_database_can_neither_read_decide_nor_undo_a_run() {
+    use support::isolation;
+    use support::items::Items;
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("runtimes") else {
+        return;
+    };
+    let store = StoreLocation::Postgres(url.clone());
+    let open = |name: &str, host: &str, items: Arc<Items>| {
+        let options = RuntimeOptions {
+            name: name.to_owned(),
+            host: Some(codemode::store::HostIdentity {
+                id: host.to_owned(),
+                name: format!("{host}.example"),
+            }),
+            serve_host: true,
+            ..options()
+        };
+        let connectors: Vec<Arc<dyn Connector>> = vec![items];
+        Runtime::open(store.clone(), options, connectors)
+    };
+    let (mine, theirs) = (Items::new(), Items::new());
+    let a = open("team-a", "a", mine.clone()).await.expect("A opens");
+    let b = open("team-b", "b", theirs.clone()).await.expect("B opens");
+    let b_store = codemode::store::Store::open(
+        &store,
+        "team-b",
+        Some(codemode::store::HostIdentity {
+            id: "b".into(),
+            name: "b.example".into(),
+        }),
+        Arc::new(codemode::SystemClock),
+    )
+    .expect("B's store opens");
+    let (paused, done) = isolation::paused_and_done(&a).await;
+    let before = isolation::snapshot(&a, [&paused, &done]);
+
+    isolation::another_runtime_cannot_touch(&b, &b_store, &paused, &done).await;
+
+    assert_eq!(isolation::snapshot(&a, [&paused, &done]), before);
+    assert_eq!(
+        mine.with(|s| s.items.len()),
+        1,
+        "only A's approved call ran"
+    );
+    assert!(
+        theirs.with(|s| s.items.is_empty()),
+        "B's connector never ran"
+    );
+    let approved = a.approve(&paused, Actor::Console, None).await.unwrap();
+    assert_eq!(approved.status(), "completed", "{approved:?}");
+    assert_eq!(a.rollback(&done).await.unwrap().reverted.len(), 1);
+}

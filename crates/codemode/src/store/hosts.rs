@@ -156,7 +156,7 @@ impl Store {
     pub fn hand_off(&self, id: &str, decision: &Decision) -> Result<HandOff, StoreError> {
         let text = serde_json::to_string(decision).unwrap_or_default();
         let handed = self.write(|tx| {
-            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(HandOff::Missing);
             };
             let host_name = owner_host_name(tx, &run)?;
@@ -177,8 +177,8 @@ impl Store {
             }
             let handed = tx.execute(
                 "UPDATE cm_executions SET handed = ?2, updated_at = ?3
-                 WHERE id = ?1 AND status = 'paused' AND handed IS NULL",
-                args![id, text, decision.at],
+                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
+                args![id, text, decision.at, self.runtime],
             )?;
             Ok(if handed == 1 {
                 HandOff::Handed(host)
@@ -230,8 +230,8 @@ impl Store {
     pub fn withdraw_handed(&self, id: &str) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.execute(
-                "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND status = 'paused'",
-                args![id],
+                "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND runtime = ?2 AND status = 'paused'",
+                args![id, self.runtime],
             )?;
             Ok(())
         })
@@ -245,7 +245,7 @@ impl Store {
         };
         let now = self.clock.now_ms();
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Adoption::Missing);
             };
             let host_name = owner_host_name(tx, &run)?;
@@ -257,8 +257,8 @@ impl Store {
             }
             let needs: Vec<String> = tx
                 .query_row_opt(
-                    "SELECT connectors FROM cm_executions WHERE id = ?1",
-                    args![id],
+                    "SELECT connectors FROM cm_executions WHERE id = ?1 AND runtime = ?2",
+                    args![id, self.runtime],
                     |row| row.get::<String>(0),
                 )?
                 .and_then(|text| serde_json::from_str(&text).ok())
@@ -272,8 +272,8 @@ impl Store {
             }
             let adopted = tx.execute(
                 "UPDATE cm_executions SET owner_host = ?2, updated_at = ?4
-                 WHERE id = ?1 AND owner_host IS NOT DISTINCT FROM ?3",
-                args![id, me, run.owner.host, now],
+                 WHERE id = ?1 AND runtime = ?5 AND owner_host IS NOT DISTINCT FROM ?3",
+                args![id, me, run.owner.host, now, self.runtime],
             )?;
             Ok(if adopted == 1 {
                 Adoption::Adopted

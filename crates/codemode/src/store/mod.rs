@@ -587,7 +587,7 @@ impl Store {
     ) -> Result<CallPlan, StoreError> {
         let requires_approval = verdict.effect == Effect::Ask;
         self.write_run(id, |tx| {
-            let status = status_of(tx, id)?;
+            let status = status_of(tx, &self.runtime, id)?;
             let existing = match status {
                 Some(ExecutionStatus::Running) => recorded_call(tx, id, seq)?,
                 _ => None,
@@ -622,7 +622,7 @@ impl Store {
                 CallStep::Diverge { detail } => {
                     let recorded = json!({"connector": existing.connector, "method": existing.method, "args": existing.args});
                     let attempted = json!({"connector": connector, "method": method, "args": args});
-                    diverge(tx, id, seq, &detail, recorded, attempted, now)?;
+                    diverge(tx, &self.runtime, id, seq, &detail, recorded, attempted, now)?;
                     Ok(CallPlan::Pause)
                 }
                 CallStep::Replay => Ok(CallPlan::Replay(existing.result)),
@@ -640,7 +640,7 @@ impl Store {
                         "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                         args![id, seq as i64],
                     )?;
-                    touch(tx, id, now)?;
+                    touch(tx, &self.runtime, id, now)?;
                     Ok(match edited {
                         Some(args) => CallPlan::ExecuteEdited(args),
                         None => CallPlan::Execute,
@@ -674,7 +674,7 @@ impl Store {
             if size > MAX_DURABLE_VALUE {
                 let message =
                     too_large_message(&format!("Arguments to {connector}.{method}"), size);
-                fail_in(tx, id, &message, now)?;
+                fail_in(tx, &self.runtime, id, &message, now)?;
                 return Ok(CallPlan::Pause);
             }
         }
@@ -749,11 +749,11 @@ impl Store {
                 Ok(CallPlan::Pause)
             }
             Effect::Deny => {
-                touch(tx, id, now)?;
+                touch(tx, &self.runtime, id, now)?;
                 Ok(CallPlan::ReplayError(denied.unwrap_or_default()))
             }
             Effect::Allow => {
-                touch(tx, id, now)?;
+                touch(tx, &self.runtime, id, now)?;
                 Ok(CallPlan::Execute)
             }
         }
@@ -865,8 +865,11 @@ impl Store {
         self.write_run(id, |tx| {
             let Some((connector, method, ephemeral)) = tx
                 .query_row_opt(
-                    "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
-                    args![id, seq as i64],
+                    &format!(
+                        "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND {}",
+                        of_runtime("?3")
+                    ),
+                    args![id, seq as i64, self.runtime],
                     |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?, row.get::<bool>(2)?)),
                 )?
             else {
@@ -885,7 +888,7 @@ impl Store {
                         "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
                         args![id, seq as i64],
                     )?;
-                    fail_in(tx, id, &message, now)?;
+                    fail_in(tx, &self.runtime, id, &message, now)?;
                     return Ok(false);
                 }
             }
@@ -893,7 +896,7 @@ impl Store {
                 "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
                 args![id, seq as i64, text],
             )?;
-            touch(tx, id, now)?;
+            touch(tx, &self.runtime, id, now)?;
             Ok(true)
         })
     }
@@ -909,10 +912,14 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.write_run(id, |tx| {
             tx.execute(
-                "UPDATE cm_log SET state = 'error', error = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing'",
-                args![id, seq as i64, cap(message)],
+                &format!(
+                    "UPDATE cm_log SET state = 'error', error = ?3
+                     WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing' AND {}",
+                    of_runtime("?4")
+                ),
+                args![id, seq as i64, cap(message), self.runtime],
             )?;
-            touch(tx, id, now)
+            touch(tx, &self.runtime, id, now)
         })
     }
 
@@ -929,7 +936,7 @@ impl Store {
         now: i64,
     ) -> Result<bool, StoreError> {
         self.write_run(id, |tx| {
-            if status_of(tx, id)? != Some(ExecutionStatus::Running) {
+            if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
                 return Ok(false);
             }
             let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
@@ -953,11 +960,11 @@ impl Store {
             )?;
             match failure {
                 Some(message) => {
-                    fail_in(tx, id, &message, now)?;
+                    fail_in(tx, &self.runtime, id, &message, now)?;
                     Ok(false)
                 }
                 None => {
-                    touch(tx, id, now)?;
+                    touch(tx, &self.runtime, id, now)?;
                     Ok(true)
                 }
             }
@@ -974,10 +981,14 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.write_run(id, |tx| {
             tx.execute(
-                "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending')",
-                args![id, seq as i64],
+                &format!(
+                    "UPDATE cm_log SET state = 'error'
+                     WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending') AND {}",
+                    of_runtime("?3")
+                ),
+                args![id, seq as i64, self.runtime],
             )?;
-            fail_in(tx, id, message, now)
+            fail_in(tx, &self.runtime, id, message, now)
         })
     }
 
@@ -1009,8 +1020,8 @@ impl Store {
         self.write_run(id, |tx| {
             let changed = tx.execute(
                 "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
-                 WHERE id = ?1 AND status = 'running'",
-                args![id, result_text, logs_text, now],
+                 WHERE id = ?1 AND runtime = ?5 AND status = 'running'",
+                args![id, result_text, logs_text, now, self.runtime],
             )?;
             if changed == 0 {
                 return Ok(None);
@@ -1018,13 +1029,13 @@ impl Store {
             if !read_log {
                 return Ok(Some(Vec::new()));
             }
-            log_of(tx, id).map(Some)
+            log_of(tx, &self.runtime, id).map(Some)
         })
     }
 
     /// Fails a running run with a program error.
     pub fn fail(&self, id: &str, message: &str, now: i64) -> Result<(), StoreError> {
-        self.write_run(id, |tx| fail_in(tx, id, message, now))
+        self.write_run(id, |tx| fail_in(tx, &self.runtime, id, message, now))
     }
 
     /// Claims a paused run for approval ([`transitions::resume_step`]): the run becomes `running` and its
@@ -1043,7 +1054,7 @@ impl Store {
         let (by, now) = (decision.by.as_str(), decision.at);
         let decision = serde_json::to_string(decision).unwrap_or_default();
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)? else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Resume::Missing);
             };
             match transitions::resume_step(run.status, self.holders(&run)) {
@@ -1084,8 +1095,11 @@ impl Store {
     pub fn record_shown(&self, id: &str, seq: u64, shown: &str) -> Result<bool, StoreError> {
         self.write_run(id, |tx| {
             Ok(tx.execute(
-                "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                args![id, seq as i64, shown],
+                &format!(
+                    "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending' AND {}",
+                    of_runtime("?4")
+                ),
+                args![id, seq as i64, shown, self.runtime],
             )? == 1)
         })
     }
@@ -1114,7 +1128,7 @@ impl Store {
             let decision = serde_json::to_string(&decision).unwrap_or_default();
             let mut expired = Vec::new();
             for id in stale {
-                let Some(run) = run_row(tx, &id)? else {
+                let Some(run) = run_row(tx, &self.runtime, &id)? else {
                     continue;
                 };
                 let Some((to, error)) = transitions::expiry_step(run.status, self.holders(&run)) else {
@@ -1151,7 +1165,7 @@ impl Store {
     /// ([`transitions::delete_step`]): the audit row of a run that is still acting must not disappear.
     pub fn delete(&self, id: &str) -> Result<Deletion, StoreError> {
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)?.filter(|run| run.runtime == self.runtime) else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Deletion::Missing);
             };
             match transitions::delete_step(run.status, self.holders(&run)) {
@@ -1173,13 +1187,16 @@ impl Store {
         self.with(|connection| {
             let reverted: std::collections::HashSet<u64> = connection
                 .query_map(
-                    "SELECT seq FROM cm_log WHERE execution_id = ?1 AND reverted_at IS NOT NULL",
-                    args![id],
+                    &format!(
+                        "SELECT seq FROM cm_log WHERE execution_id = ?1 AND reverted_at IS NOT NULL AND {}",
+                        of_runtime("?2")
+                    ),
+                    args![id, self.runtime],
                     |row| row.get(0),
                 )?
                 .into_iter()
                 .collect();
-            let mut log = log_of(connection, id)?;
+            let mut log = log_of(connection, &self.runtime, id)?;
             log.retain(|entry| {
                 transitions::revertible(RevertFacts {
                     state: entry.state,
@@ -1200,9 +1217,12 @@ impl Store {
     pub fn mark_reverted(&self, id: &str, seq: u64, now: i64) -> Result<(), StoreError> {
         self.write(|tx| {
             let facts = tx.query_row_opt(
-                "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
-                     WHERE execution_id = ?1 AND seq = ?2",
-                args![id, seq as i64],
+                &format!(
+                    "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
+                     WHERE execution_id = ?1 AND seq = ?2 AND {}",
+                    of_runtime("?3")
+                ),
+                args![id, seq as i64, self.runtime],
                 |row| {
                     let state: String = row.get(0)?;
                     Ok(RevertFacts {
@@ -1214,7 +1234,7 @@ impl Store {
                 },
             )?;
             let Some(facts) = facts.filter(|facts| transitions::revertible(*facts)) else {
-                return touch(tx, id, now);
+                return touch(tx, &self.runtime, id, now);
             };
             let reverted = tx.execute(
                 "UPDATE cm_log SET state = 'reverted', reverted_at = ?3
@@ -1224,12 +1244,12 @@ impl Store {
             if reverted == 1 {
                 tx.execute(
                     "UPDATE cm_executions SET status = 'rolled_back'
-                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?2 AND rollback_started IS NOT DISTINCT FROM ?3
-                       AND rollback_host IS NOT DISTINCT FROM ?4",
-                    args![id, self.owner.pid, self.owner.started as i64, self.host_id()],
+                     WHERE id = ?1 AND runtime = ?5 AND rollback_pid IS NOT DISTINCT FROM ?2
+                       AND rollback_started IS NOT DISTINCT FROM ?3 AND rollback_host IS NOT DISTINCT FROM ?4",
+                    args![id, self.owner.pid, self.owner.started as i64, self.host_id(), self.runtime],
                 )?;
             }
-            touch(tx, id, now)
+            touch(tx, &self.runtime, id, now)
         })
     }
 
@@ -1238,7 +1258,7 @@ impl Store {
     /// retried: connectors make them idempotent).
     pub fn claim_rollback(&self, id: &str, now: i64) -> Result<RollbackClaim, StoreError> {
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)? else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(RollbackClaim::Missing);
             };
             match transitions::rollback_step(run.status, self.holders(&run)) {
@@ -1284,10 +1304,10 @@ impl Store {
                 &format!(
                     "UPDATE cm_executions SET status = {status}, rollback_pid = NULL, rollback_started = NULL,
                          rollback_host = NULL, updated_at = ?2
-                     WHERE id = ?1 AND rollback_pid IS NOT DISTINCT FROM ?3 AND rollback_started IS NOT DISTINCT FROM ?4
-                       AND rollback_host IS NOT DISTINCT FROM ?5"
+                     WHERE id = ?1 AND runtime = ?6 AND rollback_pid IS NOT DISTINCT FROM ?3
+                       AND rollback_started IS NOT DISTINCT FROM ?4 AND rollback_host IS NOT DISTINCT FROM ?5"
                 ),
-                args![id, now, self.owner.pid, self.owner.started as i64, self.host_id()],
+                args![id, now, self.owner.pid, self.owner.started as i64, self.host_id(), self.runtime],
             )?;
             Ok(())
         })
@@ -1346,7 +1366,7 @@ impl Store {
     /// again.
     pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)? else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Recover::Missing);
             };
             let in_doubt: bool = tx.query_row(
@@ -1408,7 +1428,7 @@ impl Store {
         now: i64,
     ) -> Result<Rejection, StoreError> {
         self.write(|tx| {
-            let Some(run) = run_row(tx, id)? else {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Rejection::Missing);
             };
             let call = tx
@@ -1462,7 +1482,7 @@ impl Store {
     }
 
     pub fn status(&self, id: &str) -> Result<Option<ExecutionStatus>, StoreError> {
-        self.with(|connection| status_of(connection, id))
+        self.with(|connection| status_of(connection, &self.runtime, id))
     }
 
     /// Changes whenever the store changed, through this process or any other. On SQLite `PRAGMA
@@ -1530,7 +1550,7 @@ impl Store {
             let Some(mut execution) = execution else {
                 return Ok(None);
             };
-            execution.log = log_of(connection, id)?;
+            execution.log = log_of(connection, &self.runtime, id)?;
             Ok(Some(execution))
         })
     }
@@ -1571,7 +1591,7 @@ impl Store {
                 |row| execution_row(self, row),
             )?;
             for execution in &mut executions {
-                execution.log = log_of(connection, &execution.id)?;
+                execution.log = log_of(connection, &self.runtime, &execution.id)?;
             }
             Ok(executions)
         })
@@ -1667,7 +1687,7 @@ impl Store {
                  WHERE e.runtime = ?1
                    AND (CAST(?2 AS TEXT) IS NULL OR e.status = ?2)
                    AND (CAST(?3 AS TEXT) IS NULL OR (e.created_at, e.id) <
-                        (SELECT c.created_at, c.id FROM cm_executions c WHERE c.id = ?3))
+                        (SELECT c.created_at, c.id FROM cm_executions c WHERE c.id = ?3 AND c.runtime = ?1))
                    AND (CAST(?4 AS TEXT) IS NULL OR e.id {like} ?4 ESCAPE '\\' OR e.code {like} ?4 ESCAPE '\\'
                         OR e.error {like} ?4 ESCAPE '\\'
                         OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
@@ -1730,9 +1750,12 @@ impl Store {
     pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
         self.with(|connection| {
             let rows = connection.query_map(
-                "SELECT seq, connector, method, args, result FROM cm_log
-                 WHERE execution_id = ?1 AND state = 'applied' AND ephemeral = 0 ORDER BY seq",
-                args![id],
+                &format!(
+                    "SELECT seq, connector, method, args, result FROM cm_log
+                     WHERE execution_id = ?1 AND state = 'applied' AND ephemeral = 0 AND {} ORDER BY seq",
+                    of_runtime("?2")
+                ),
+                args![id, self.runtime],
                 |row| {
                     Ok(ReplayEntry {
                         seq: row.get::<i64>(0)? as u64,
@@ -1745,8 +1768,11 @@ impl Store {
             )?;
             let entries = rows;
             let end: i64 = connection.query_row(
-                "SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1",
-                args![id],
+                &format!(
+                    "SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1 AND {}",
+                    of_runtime("?2")
+                ),
+                args![id, self.runtime],
                 |row| row.get(0),
             )?;
             Ok((entries, end.max(0) as u64))
@@ -1816,11 +1842,13 @@ fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> {
     })
 }
 
-fn log_of(connection: &dyn Sql, id: &str) -> Result<Vec<ToolLogEntry>> {
+fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
                 interrupted, divergence, error, decision
-         FROM cm_log WHERE execution_id = ?1 ORDER BY seq", args![id], |row| log_entry(row, 0))?;
+         FROM cm_log WHERE execution_id = ?1
+           AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
+         ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
     Ok(rows)
 }
 
@@ -1912,7 +1940,6 @@ pub struct StoredRule {
 
 /// A run's status and who holds it, as the transitions need them.
 struct RunRow {
-    runtime: String,
     status: ExecutionStatus,
     /// The process running its pass (or that last ran one), and the one rolling it back.
     owner: Holder,
@@ -1959,54 +1986,66 @@ const ROLLBACK_COLUMNS: &str =
 const HOLDER_HOSTS: &str = "LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
      LEFT JOIN cm_hosts rh ON rh.id = e.rollback_host";
 
-fn run_row(connection: &dyn Sql, id: &str) -> Result<Option<RunRow>> {
+/// The run `id` of `runtime`; `None` when there is none, or it is another runtime's.
+fn run_row(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Option<RunRow>> {
     connection.query_row_opt(
         &format!(
-            "SELECT e.runtime, e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed
-             FROM cm_executions e {HOLDER_HOSTS} WHERE e.id = ?1"
+            "SELECT e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed
+             FROM cm_executions e {HOLDER_HOSTS} WHERE e.id = ?1 AND e.runtime = ?2"
         ),
-        args![id],
+        args![id, runtime],
         |row| {
-            let status: String = row.get(1)?;
+            let status: String = row.get(0)?;
             Ok(RunRow {
-                runtime: row.get(0)?,
                 status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
-                owner: Holder::read(row, 2)?,
-                rollback: Holder::read(row, 7)?,
-                handed: row.get::<Option<String>>(12)?.is_some(),
+                owner: Holder::read(row, 1)?,
+                rollback: Holder::read(row, 6)?,
+                handed: row.get::<Option<String>>(11)?.is_some(),
             })
         },
     )
 }
 
-fn status_of(connection: &dyn Sql, id: &str) -> Result<Option<ExecutionStatus>> {
+fn status_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Option<ExecutionStatus>> {
     let status: Option<String> = connection.query_row_opt(
-        "SELECT status FROM cm_executions WHERE id = ?1",
-        args![id],
+        "SELECT status FROM cm_executions WHERE id = ?1 AND runtime = ?2",
+        args![id, runtime],
         |row| row.get(0),
     )?;
     Ok(status.and_then(|s| ExecutionStatus::parse(&s)))
 }
 
-fn touch(tx: &dyn Sql, id: &str, now: i64) -> Result<()> {
+fn touch(tx: &dyn Sql, runtime: &str, id: &str, now: i64) -> Result<()> {
     tx.execute(
-        "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1",
-        args![id, now],
+        "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1 AND runtime = ?3",
+        args![id, now, runtime],
     )?;
     Ok(())
 }
 
+/// The condition that the `cm_log` rows of a statement belong to a run of the runtime in parameter `param`.
+/// Every statement that names a run by id is scoped to this store's runtime, so a host of another runtime
+/// sharing the database can neither read nor change its runs (docs/shared-store.md, "Runs belong to their
+/// runtime").
+fn of_runtime(param: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = cm_log.execution_id AND r.runtime = {param})"
+    )
+}
+
 /// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
-fn fail_in(tx: &dyn Sql, id: &str, message: &str, now: i64) -> Result<()> {
+fn fail_in(tx: &dyn Sql, runtime: &str, id: &str, message: &str, now: i64) -> Result<()> {
     tx.execute(
-        "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'running'",
-        args![id, cap(message), now],
+        "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3
+         WHERE id = ?1 AND runtime = ?4 AND status = 'running'",
+        args![id, cap(message), now, runtime],
     )?;
     Ok(())
 }
 
 fn diverge(
     tx: &dyn Sql,
+    runtime: &str,
     id: &str,
     seq: u64,
     detail: &str,
@@ -2016,13 +2055,17 @@ fn diverge(
 ) -> Result<()> {
     let divergence = json!({"recorded": recorded, "attempted": attempted}).to_string();
     tx.execute(
-        "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
-                divergence = ?3
-         WHERE execution_id = ?1 AND seq = ?2",
-        args![id, seq as i64, divergence],
+        &format!(
+            "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
+                    divergence = ?3
+             WHERE execution_id = ?1 AND seq = ?2 AND {}",
+            of_runtime("?4")
+        ),
+        args![id, seq as i64, divergence, runtime],
     )?;
     fail_in(
         tx,
+        runtime,
         id,
         &format!("Codemode replay divergence at step {seq}: {detail}"),
         now,

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod isolation;
 pub mod items;
 pub mod ledger;
 pub mod store;
