@@ -2043,6 +2043,7 @@ fn fail_in(tx: &dyn Sql, runtime: &str, id: &str, message: &str, now: i64) -> Re
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)]
 fn diverge(
     tx: &dyn Sql,
     runtime: &str,
