@@ -10,13 +10,12 @@ use connectors::{Home, HomeOptions};
 use serde_json::json;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::sync::Mutex;
 
 mod support;
 use support::{scratch, worker};
 
 /// The tests of this binary change the process's umask: one at a time.
-static UMASK: Mutex<()> = Mutex::new(());
+static UMASK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path)
@@ -89,7 +88,7 @@ async fn open_and_write_under_umask_000(data: &Path) {
 
 #[tokio::test]
 async fn a_created_data_directory_is_owner_only() {
-    let _turn = UMASK.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = UMASK.lock().await;
     let base = scratch("modes");
     // SAFETY: umask only swaps the process's file creation mask; the tests of this binary take turns.
     let _restore = Umask(unsafe { libc::umask(0) });
@@ -107,7 +106,7 @@ async fn a_created_data_directory_is_owner_only() {
 /// would lock every other user out of it.
 #[tokio::test]
 async fn an_existing_data_directory_keeps_its_permissions() {
-    let _turn = UMASK.lock().unwrap_or_else(|p| p.into_inner());
+    let _turn = UMASK.lock().await;
     let base = scratch("modes");
     // SAFETY: as above.
     let _restore = Umask(unsafe { libc::umask(0) });
