@@ -10,6 +10,9 @@ use std::time::Duration;
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalCard {
     pub action: PendingAction,
+    /// The call's arguments as every surface shows them ([`crate::display::argument_rows`]): the window
+    /// shows these rows rather than building its own text.
+    pub arguments: Vec<crate::ArgumentRow>,
     /// The paused run: its code and its whole log (the calls before `action.seq` are what approval replays).
     pub execution: ExecutionState,
     /// When the run will be expired (epoch ms), given the configured paused TTL.
@@ -37,6 +40,7 @@ pub(crate) fn cards(paused: Vec<ExecutionState>, ttl: Duration) -> Vec<ApprovalC
         for action in actions {
             cards.push(ApprovalCard {
                 expires_at: execution.updated_at.saturating_add(ttl),
+                arguments: crate::display::argument_rows(action.args.as_ref(), None),
                 action,
                 execution: execution.clone(),
             });

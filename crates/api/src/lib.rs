@@ -7,6 +7,7 @@
 mod bounded;
 mod cards;
 mod deciding;
+pub mod display;
 mod error;
 mod following;
 mod listing;
@@ -20,11 +21,15 @@ mod wait;
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
 pub use cards::ApprovalCard;
 pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach};
+pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
 pub use following::FollowingApi;
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use managing::{MethodFlag, ServerDraft, TemplateField, TestReport, TestTarget};
-pub use notifying::{NotificationAnswer, NotificationCard};
+pub use notifying::{
+    ActionOutcome, BODY_MARKUP, NotificationAction, NotificationAnswer, NotificationCard,
+    NotificationSignal, SentNotification, notification_body_for,
+};
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};

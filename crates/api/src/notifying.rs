@@ -1,12 +1,16 @@
 //! What a desktop notification says about a waiting call, and which answers it may offer (docs/desktop.md,
 //! "Notifications"): Approve and Reject decide exactly as the window does, unless the call is marked
-//! `confirmInApp` by its connector's configuration or by the rule that paused it; then only Open.
+//! `confirmInApp` by its connector's configuration or by the rule that paused it; then only Open. The body is
+//! the one rendering of the call every surface shows ([`crate::display`]); an answer counts only when the
+//! notification server that was sent the notification gives it ([`SentNotification`]).
 
+use crate::display;
 use crate::{Api, ApiError};
 use codemode::{Actor, Effect, PendingAction};
+use std::borrow::Cow;
 
-/// Characters of the arguments a notification's body shows; the window shows them whole.
-const BODY_CHARS: usize = 140;
+/// The capability a notification server advertises (`GetCapabilities`) when it interprets markup in bodies.
+pub const BODY_MARKUP: &str = "body-markup";
 
 /// One waiting call as a notification presents it.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,10 +19,96 @@ pub struct NotificationCard {
     pub seq: u64,
     /// `connector.method awaits approval`.
     pub summary: String,
-    /// The arguments on one line, shortened, and where the run came from.
+    /// Plain text: the arguments as [`display::notification_body`] renders them (what names the target first
+    /// and whole), then where the run came from. Send it with [`NotificationCard::body_for`].
     pub body: String,
     /// Only Open is offered: the person decides in the window.
     pub confirm_in_app: bool,
+}
+
+impl NotificationCard {
+    /// The body for a server with these capabilities: escaped for markup where it advertises `body-markup`, so
+    /// a value holding `<!--` shows as text rather than hiding the lines after it.
+    pub fn body_for(&self, capabilities: &[String]) -> Cow<'_, str> {
+        notification_body_for(&self.body, capabilities)
+    }
+}
+
+/// Any text for a notification's body, escaped for markup where the server advertises `body-markup`.
+pub fn notification_body_for<'a>(text: &'a str, capabilities: &[String]) -> Cow<'a, str> {
+    if capabilities.iter().any(|c| c == BODY_MARKUP) {
+        display::markup_escaped(text)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// A notification this process sent, and who may answer it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SentNotification {
+    pub execution_id: String,
+    pub seq: u64,
+    /// The id the notification server gave it (the reply to `Notify`).
+    pub id: u32,
+    /// The unique bus name (`:1.5`) that owned `org.freedesktop.Notifications` when it was sent (GetNameOwner).
+    /// Any connection on the session bus can emit a signal that looks like the server's; only this one's
+    /// counts.
+    pub server: String,
+}
+
+/// A signal about a notification as it arrived on the bus: who sent it, and what it says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NotificationSignal<'a> {
+    /// The unique bus name of the connection that emitted it (`None` when the bus did not say).
+    pub sender: Option<&'a str>,
+    /// The notification it names.
+    pub id: u32,
+    /// The action's key for `ActionInvoked` (`default`, `approve`, `reject`).
+    pub key: &'a str,
+}
+
+/// What a person did on a notification, once the signal is known to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotificationAction {
+    /// The default action (a click on the notification): show the run in the window.
+    Open,
+    Approve,
+    Reject,
+}
+
+impl SentNotification {
+    /// Whether a signal comes from the server that was sent this notification and names it: a signal from
+    /// any other connection, or about another notification, is none of this notification's business.
+    pub fn is_from_its_server(&self, signal: &NotificationSignal<'_>) -> bool {
+        signal.sender == Some(self.server.as_str()) && signal.id == self.id
+    }
+
+    /// The action an `ActionInvoked` signal stands for, or `None` when it does not count: not from the server
+    /// this notification was sent to, about another notification, or a key no notification offers. (Approve on
+    /// a call decided in the window only is refused by [`Api::answer_notification`], which asks again.)
+    pub fn action(&self, signal: &NotificationSignal<'_>) -> Option<NotificationAction> {
+        if !self.is_from_its_server(signal) {
+            return None;
+        }
+        match signal.key {
+            "default" => Some(NotificationAction::Open),
+            "approve" => Some(NotificationAction::Approve),
+            "reject" => Some(NotificationAction::Reject),
+            _ => None,
+        }
+    }
+}
+
+/// What an `ActionInvoked` signal came to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ActionOutcome {
+    /// It does not count (see [`SentNotification::action`]): nothing was decided, and the notification still
+    /// waits for its server.
+    Ignored,
+    /// The person asked to see the run: the host opens its window on it.
+    Open,
+    /// Approve or Reject was answered.
+    Answered(NotificationAnswer),
 }
 
 /// What answering from a notification came to.
@@ -34,22 +124,41 @@ impl Api {
     /// The notification for a waiting call: its text, and whether it may be answered from the notification.
     pub async fn notification_card(&self, action: &PendingAction) -> NotificationCard {
         let source = self.source_of(&action.execution_id);
-        let args = action
-            .args
-            .as_ref()
-            .map(|args| shorten(&args.to_string(), BODY_CHARS))
-            .unwrap_or_default();
-        let body = match &source {
-            Some(source) => format!("{args}\nfrom {source}"),
-            None => args,
-        };
         NotificationCard {
             execution_id: action.execution_id.clone(),
             seq: action.seq,
-            summary: format!("{}.{} awaits approval", action.connector, action.method),
-            body: body.trim().to_owned(),
+            summary: display::visible(&format!(
+                "{}.{} awaits approval",
+                action.connector, action.method
+            ))
+            .into_owned(),
+            body: display::notification_body(
+                action.args.as_ref(),
+                None,
+                source.as_deref(),
+            ),
             confirm_in_app: self.confirm_in_app(action, source.as_deref()).await,
         }
+    }
+
+    /// An `ActionInvoked` signal on a notification this process sent: Approve and Reject decide as
+    /// [`Api::answer_notification`] does; Open is for the host to do. A signal that does not count — from
+    /// another connection than the notification server's, about another notification, or with a key that was
+    /// not offered — decides nothing.
+    pub async fn action_invoked(
+        &self,
+        sent: &SentNotification,
+        signal: &NotificationSignal<'_>,
+    ) -> Result<ActionOutcome, ApiError> {
+        let approve = match sent.action(signal) {
+            None => return Ok(ActionOutcome::Ignored),
+            Some(NotificationAction::Open) => return Ok(ActionOutcome::Open),
+            Some(NotificationAction::Approve) => true,
+            Some(NotificationAction::Reject) => false,
+        };
+        self.answer_notification(&sent.execution_id, sent.seq, approve)
+            .await
+            .map(ActionOutcome::Answered)
     }
 
     /// Whether the call must be decided in the window: its connector lists the method under `confirmInApp`,
@@ -60,10 +169,7 @@ impl Api {
                 .connectors
                 .iter()
                 .find(|c| c.name == action.connector)
-                .is_some_and(|c| {
-                    c.confirm_in_app
-                        .requires(&action.method, &action.method, &[])
-                })
+                .is_some_and(|c| c.confirm_in_app.lists(&action.method))
         });
         if configured {
             return true;
@@ -143,13 +249,4 @@ fn outcome_status(outcome: &codemode::Outcome) -> String {
         .ok()
         .and_then(|v| v["status"].as_str().map(str::to_owned))
         .unwrap_or_else(|| "unknown".to_owned())
-}
-
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let cut: String = text.chars().take(max - 1).collect();
-        format!("{cut}…")
-    }
 }

@@ -5,107 +5,16 @@ use codemode::{
     ExecutionState, Outcome, PendingAction, Replay, RollbackReport, Snippet, ToolLogEntry,
 };
 use codemode_api::ConnectorInfo;
+use codemode_api::display;
 use serde_json::Value;
-use std::borrow::Cow;
 
-/// Whether a character would change how the text around it reads without showing itself: C0/C1 controls
-/// (a carriage return or an escape sequence can overwrite what a terminal shows) and the Unicode bidirectional
-/// controls, which reorder text so that `report\u{202e}fdp.exe` displays as `reportexe.pdf`. Newline and tab
-/// only lay text out, so they stay.
-fn disguises(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
+/// Everything the CLI prints for people passes through this (main.rs), so no value from an agent, a connector or
+/// a file reaches the terminal raw; the API's renderer marks the same characters on every surface.
+pub use codemode_api::display::visible;
 
-/// Text as a terminal may show it: every character that could disguise the text is written as an escape
-/// (`\u{202e}`). Applied to everything the CLI prints for people, so no value from an agent, a connector or a
-/// file reaches the terminal raw. Escapes are plain ASCII, so escaping twice changes nothing.
-pub fn visible(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(disguises) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if disguises(c) {
-            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
-}
-
-/// Strings longer than `FOLD_OVER` characters show their first `FOLD_KEEP` and how many more there are.
-const FOLD_OVER: usize = 120;
-const FOLD_KEEP: usize = 80;
-
-fn quoted(text: &str) -> String {
-    Value::String(text.to_owned()).to_string()
-}
-
-/// A scalar (or empty container) as JSON; a long string folded to its start and a count of what is left out,
-/// so one long value cannot push the values after it out of sight.
-fn leaf(value: &Value) -> String {
-    match value {
-        Value::String(text) => {
-            let total = text.chars().count();
-            if total <= FOLD_OVER {
-                return quoted(text);
-            }
-            let kept: String = text.chars().take(FOLD_KEEP).collect();
-            format!("{}… ({} more characters)", quoted(&kept), total - FOLD_KEEP)
-        }
-        other => other.to_string(),
-    }
-}
-
-/// An object key as written in the argument tree: bare when it is a plain word, JSON-quoted otherwise so a
-/// key holding `: ` or spaces cannot pass for a value.
-fn key(name: &str) -> String {
-    let plain = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '-'));
-    if plain { name.to_owned() } else { quoted(name) }
-}
-
-/// A call's arguments for approval: every key on its own line, nested objects and arrays opened out, only long
-/// leaf strings folded. A person approves exactly what runs, so no key may be cut off.
-pub fn arguments(args: Option<&Value>, indent: usize) -> String {
-    let mut lines = Vec::new();
-    match args {
-        Some(value) => tree(value, indent, &mut lines),
-        None => lines.push(format!("{:indent$}(no arguments)", "")),
-    }
-    lines.join("\n")
-}
-
-fn tree(value: &Value, indent: usize, lines: &mut Vec<String>) {
-    let children: Vec<(String, &Value)> = match value {
-        Value::Object(map) if !map.is_empty() => map.iter().map(|(k, v)| (key(k), v)).collect(),
-        Value::Array(items) if !items.is_empty() => items
-            .iter()
-            .enumerate()
-            .map(|(i, v)| (format!("[{i}]"), v))
-            .collect(),
-        scalar => {
-            lines.push(format!("{:indent$}{}", "", leaf(scalar)));
-            return;
-        }
-    };
-    for (label, child) in children {
-        let opens = match child {
-            Value::Object(map) => !map.is_empty(),
-            Value::Array(items) => !items.is_empty(),
-            _ => false,
-        };
-        if opens {
-            lines.push(format!("{:indent$}{label}:", ""));
-            tree(child, indent + 2, lines);
-        } else {
-            lines.push(format!("{:indent$}{label}: {}", "", leaf(child)));
-        }
-    }
+/// A call's arguments as every surface shows them ([`codemode_api::display`]), `indent` spaces in.
+fn arguments(args: Option<&Value>, canonical: Option<&Value>, indent: usize) -> String {
+    display::arguments_text(args, canonical, indent)
 }
 
 /// A compact one-line JSON, cut to `max` characters.
@@ -213,7 +122,7 @@ pub fn outcome(outcome: &Outcome) -> String {
                     p.seq,
                     p.connector,
                     p.method,
-                    arguments(p.args.as_ref(), 2),
+                    arguments(p.args.as_ref(), None, 2),
                     p.seq
                 ));
             }
@@ -253,7 +162,7 @@ fn pending_one(p: &PendingAction) -> String {
         p.connector,
         p.method,
         if p.interrupted { "  (interrupted)" } else { "" },
-        arguments(p.args.as_ref(), 2)
+        arguments(p.args.as_ref(), None, 2)
     )
 }
 
@@ -322,7 +231,7 @@ pub fn preview(view: &codemode_api::PreviewView) -> String {
             _ => format!("  creates binary {path}: {after_size} bytes (SHA-256 {after_sha256})"),
         },
         Preview::Current { value, cut: c } => {
-            format!("  now{}:\n{}", cut(c), arguments(Some(value), 4))
+            format!("  now{}:\n{}", cut(c), arguments(Some(value), None, 4))
         }
         Preview::Unavailable { message } => format!("  preview unavailable: {message}"),
     };
@@ -461,7 +370,7 @@ pub fn execution(e: &ExecutionState) -> String {
                 entry.seq,
                 entry.connector,
                 entry.method,
-                arguments(entry.args.as_ref(), 2)
+                arguments(entry.args.as_ref(), None, 2)
             ));
         }
     }
@@ -668,65 +577,26 @@ pub fn connectors(listing: &[ConnectorInfo], config_error: Option<&str>) -> Stri
 
 #[cfg(test)]
 mod tests {
-    use super::{arguments, visible};
+    use super::visible;
     use serde_json::json;
 
     #[test]
-    fn bidi_and_control_characters_are_printed_escaped() {
-        assert_eq!(visible("report\u{202e}fdp.exe"), "report\\u{202e}fdp.exe");
-        for (raw, shown) in [
-            ("a\u{202a}b\u{202d}c", "a\\u{202a}b\\u{202d}c"),
-            ("\u{2066}\u{2069}", "\\u{2066}\\u{2069}"),
-            ("\u{200e}\u{200f}\u{61c}", "\\u{200e}\\u{200f}\\u{61c}"),
-            ("ok\rfake", "ok\\u{d}fake"),
-            ("\u{1b}[2J", "\\u{1b}[2J"),
-            ("del\u{7f} nel\u{85}", "del\\u{7f} nel\\u{85}"),
-        ] {
-            assert_eq!(visible(raw), shown);
-        }
-        assert_eq!(visible("two\n\tlines, café ⏸"), "two\n\tlines, café ⏸");
-        let once = visible("x\u{202e}y").into_owned();
-        assert_eq!(visible(&once), once, "escaping is idempotent");
-    }
-
-    #[test]
-    fn every_argument_key_shows_and_only_long_leaves_fold() {
-        let content = format!("Meeting notes, {}", "blah ".repeat(200));
-        let args = json!({
-            "content": content,
-            "path": "deploy/prod-config.yaml",
-            "options": {"mode": "0644", "tags": ["a", {"deep": true}], "empty": {}},
-            "odd key": 1
-        });
-        let shown = arguments(Some(&args), 2);
-        let remaining = content.chars().count() - 80;
-        let folded: String = content.chars().take(80).collect();
+    fn pending_calls_print_the_apis_rendering_of_their_arguments() {
+        let action: codemode::PendingAction = serde_json::from_value(json!({
+            "executionId": "exec_1", "seq": 2, "connector": "files", "method": "write_file",
+            "args": {"content": "x\u{200b}y", "path": "keep.txt"}, "digest": "-"
+        }))
+        .expect("a pending call");
+        let shown = super::pending(&[action]);
         assert_eq!(
             shown,
-            format!(
-                "  content: {}… ({remaining} more characters)
-  path: \"deploy/prod-config.yaml\"
-  options:
-    mode: \"0644\"
-    tags:
-      [0]: \"a\"
-      [1]:
-        deep: true
-    empty: {{}}
-  \"odd key\": 1",
-                serde_json::Value::String(folded)
-            )
+            "exec_1  #2  files.write_file\n  path: \"keep.txt\"\n  content: \"x\\u{200b}y\""
         );
-        let multiline = "line\n".repeat(40);
-        let folded = arguments(Some(&json!({ "text": multiline })), 0);
-        assert!(!folded.contains('\n'), "{folded}");
-        assert!(
-            folded.starts_with("text: \"line\\nline\\n")
-                && folded.ends_with("… (120 more characters)"),
-            "{folded}"
+        assert_eq!(
+            visible(&shown),
+            shown,
+            "nothing left for the last pass to mark"
         );
-        assert_eq!(arguments(None, 2), "  (no arguments)");
-        assert_eq!(arguments(Some(&json!("just text")), 0), "\"just text\"");
     }
 
     #[test]

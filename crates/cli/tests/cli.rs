@@ -142,14 +142,15 @@ fn run_pending_approve_show_and_rollback() {
 }
 
 /// A long first argument must not push the path out of sight, and a right-to-left override must not let
-/// `report\u{202e}fdp.exe` pass for a PDF: `pending`, `show` and the paused outcome print every key, fold long
-/// values and escape what would disguise the text; `--json` stays exact.
+/// `report\u{202e}fdp.exe` pass for a PDF: `pending`, `show` and the paused outcome print every key, the path
+/// first, fold long values and escape what would disguise the text — invisible characters too; `--json` stays
+/// exact.
 #[test]
 fn pending_and_show_print_every_argument_key_with_disguising_characters_escaped() {
     let home = home("whole-args");
     let code = "async () => {
   await files.write_file({ content: \"Meeting notes, \" + \"lorem ipsum \".repeat(40), path: \"deploy/prod-config.yaml\" });
-  await files.write_file({ content: \"x\", path: \"report\u{202e}fdp.exe\" });
+  await files.write_file({ content: \"x\u{200b}\u{e0041}\u{ad}\u{2060}\u{feff}\", path: \"report\u{202e}fdp.exe\" });
 }";
     let file = program(&home, "notes.js", code);
     let ran = codemode(&home, &["run", &file]);
@@ -169,9 +170,10 @@ fn pending_and_show_print_every_argument_key_with_disguising_characters_escaped(
     for args in [vec!["pending"], vec!["show", &id]] {
         let shown = codemode(&home, &args).stdout;
         assert!(shown.contains(path_line), "{args:?}: {shown}");
+        let content = shown.find("content: \"Meeting notes, lorem");
         assert!(
-            shown.contains("content: \"Meeting notes, lorem"),
-            "{args:?}: {shown}"
+            content.is_some_and(|at| shown.find(path_line) < Some(at)),
+            "{args:?}: the path first, then the content: {shown}"
         );
         assert!(shown.contains(&folded), "{args:?}: {shown}");
     }
@@ -192,6 +194,10 @@ fn pending_and_show_print_every_argument_key_with_disguising_characters_escaped(
         assert!(
             !shown.contains('\u{202e}'),
             "{args:?} printed the override raw: {shown}"
+        );
+        assert!(
+            shown.contains("content: \"x\\u{200b}\\u{e0041}\\u{ad}\\u{2060}\\u{feff}\""),
+            "{args:?}: invisible characters are marked: {shown}"
         );
     }
 }

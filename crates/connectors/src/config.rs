@@ -194,15 +194,26 @@ pub enum Approval {
 }
 
 impl Approval {
-    /// Whether `method` (original or sanitised name) needs approval, given the connector's defaults.
+    /// Whether `method` (original or sanitised name) needs approval, given the connector's defaults. A listed
+    /// name matches as written or sanitised, as every per-tool list does (`create-issue` names the tool exposed
+    /// as `create_issue`).
     pub fn requires(&self, original: &str, sanitised: &str, default_gated: &[&str]) -> bool {
         match self {
             Approval::Default => {
                 default_gated.contains(&original) || default_gated.contains(&sanitised)
             }
             Approval::All => true,
-            Approval::Methods(methods) => methods.iter().any(|m| m == original || m == sanitised),
+            Approval::Methods(methods) => methods
+                .iter()
+                .any(|m| m == original || m == sanitised || sanitize_tool_name(m) == sanitised),
         }
+    }
+
+    /// Whether the method a pending call names (the sanitised name, the only one a call carries) is listed,
+    /// under that name or under the server's original one. For `confirmInApp`, which is asked after the call
+    /// paused, when the original name is no longer at hand.
+    pub fn lists(&self, sanitised: &str) -> bool {
+        self.requires(sanitised, sanitised, &[])
     }
 }
 

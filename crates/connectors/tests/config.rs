@@ -239,6 +239,27 @@ fn approval_star_paths_and_claude_desktop_entries() {
 }
 
 #[test]
+fn a_per_tool_list_names_a_tool_by_its_original_or_its_sanitised_name() {
+    let config = parsed(
+        r#"{"mcpServers": {"gh": {"command": "srv", "approval": ["delete-repo"], "confirmInApp": ["create-issue"]}}}"#,
+    )
+    .unwrap();
+    let gh = &config.connectors[0];
+    // A pending call carries only the sanitised name; the original one in the list still covers it.
+    assert!(gh.confirm_in_app.lists("create_issue"));
+    assert!(
+        gh.confirm_in_app
+            .requires("create-issue", "create_issue", &[])
+    );
+    assert!(!gh.confirm_in_app.lists("create_comment"));
+    assert!(gh.approval.lists("delete_repo"));
+    let sanitised =
+        parsed(r#"{"mcpServers": {"gh": {"command": "srv", "confirmInApp": ["create_issue"]}}}"#)
+            .unwrap();
+    assert!(sanitised.connectors[0].confirm_in_app.lists("create_issue"));
+}
+
+#[test]
 fn revert_templates_keep_types_interpolate_text_and_name_missing_paths() {
     let template = json!({"owner": "{{args.owner}}", "number": "{{result.number}}", "title": "Revert of #{{result.number}} by {{args.owner}}",
                           "first": "{{args.items.0.id}}", "list": ["{{result.number}}", 1], "fixed": true});
