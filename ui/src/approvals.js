@@ -5,7 +5,7 @@ import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, shortId, preview, previewPane, jsonTree, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
+import { h, clear, ago, clock, shortId, argumentLine, argumentTable, previewPane, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
 
 /** Reasons a person gives often; the field takes any text. */
 const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing this", "Too broad: do less at once", "Use a different approach"];
@@ -105,7 +105,8 @@ export function approvalsView(root, options = {}) {
         { onclick: (event) => (event.shiftKey ? pick(key, true) : select(key)), dataset: { id: action.executionId, key } },
         box,
         h("div.call", `${action.connector}.${action.method}`),
-        h("div.preview", preview(action.args, 200) || "no arguments"),
+        // The API's rendering of the arguments (crates/api/src/display.rs): the target first, whole.
+        h("div.preview", argumentLine(card.arguments) || "no arguments"),
         h("div.meta", h("span", `${shortId(action.executionId)}${execution.source ? " · " + execution.source : ""}`), h("span", when)));
     });
     clear(listBody, picked.size ? batchBar() : null, items);
@@ -230,7 +231,7 @@ export function approvalsView(root, options = {}) {
       h("div.preview-slot", previewSection(previews.get(keyOf(card)))),
       h("div.section#arguments",
         h("div.section-head", "Arguments", h("button.btn.small", { onclick: () => copy(JSON.stringify(action.args ?? null, null, 2), "Arguments copied") }, "Copy")),
-        h("div.section-body", action.args === undefined ? h("span.dim", "no arguments") : jsonTree(action.args, 2))),
+        h("div.section-body", argumentTable(card.arguments))),
       h("div.section#program",
         h("div.section-head", "Program", line ? h("span", `line ${line} makes the pending call`) : null),
         h("div.section-body.flush", codeView(execution.code, line))),
@@ -304,11 +305,16 @@ export function approvalsView(root, options = {}) {
       const text = typeof value === "string" ? value : JSON.stringify(value);
       const mode = h("select", { dataset: { arg: name } },
         ["exact", "glob", "prefix", "any"].map((m) => h("option", { value: m, selected: m === (typeof value === "string" && value.length > 200 ? "any" : "exact") }, m)));
-      const input = h("input.text.mono", { value: text, dataset: { arg: name } });
+      // A value of several lines is edited in a textarea (a one-line field drops its line breaks); until the
+      // person edits it, the rule takes the value itself, so the rule saved is the value shown, exactly.
+      const input = /[\r\n]/.test(text)
+        ? h("textarea.text.mono", { value: text, rows: Math.min(8, text.split(/\r\n|\r|\n/).length), dataset: { arg: name } })
+        : h("input.text.mono", { value: text, dataset: { arg: name } });
+      const row = { name, value, text, mode, input, edited: false };
       mode.addEventListener("change", () => { input.disabled = mode.value === "any"; update(); });
       input.disabled = mode.value === "any";
-      input.addEventListener("input", () => update());
-      return { name, value, mode, input };
+      input.addEventListener("input", () => { row.edited = true; update(); });
+      return row;
     });
     const onlySource = h("input#allow-source", { type: "checkbox", checked: !!source, disabled: !source });
     const duration = h("select#allow-duration", [["for good", 0], ["for 1 hour", 3600e3], ["for 1 day", 86400e3], ["for 7 days", 7 * 86400e3]].map(([label, ms]) => h("option", { value: String(ms) }, label)));
@@ -325,11 +331,11 @@ export function approvalsView(root, options = {}) {
         const m = row.mode.value;
         if (m === "any") continue;
         if (m === "exact") {
-          let literal = row.input.value;
-          if (typeof row.value !== "string") { try { literal = JSON.parse(row.input.value); } catch { /* kept as text */ } }
+          let literal = row.edited ? row.input.value : row.text;
+          if (typeof row.value !== "string") { try { literal = JSON.parse(literal); } catch { /* kept as text */ } }
           when[row.name] = literal;
         } else {
-          when[row.name] = { [m]: row.input.value };
+          when[row.name] = { [m]: row.edited ? row.input.value : row.text };
         }
       }
       const ms = Number(duration.value);

@@ -35,15 +35,30 @@ function append(el, children) {
 }
 
 // Characters that change how text reads without showing themselves: C0/C1 controls (newline and tab only lay
-// text out) and the Unicode bidirectional controls, which can make "report\u202Efdp.exe" read as a PDF. The
-// CLI escapes the same set (crates/cli/src/render.rs, `disguises`).
-const DISGUISING = /([\u0000-\u0008\u000B-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069])/;
-const BIDI_NAMES = {
-  0x061c: "ARABIC LETTER MARK", 0x200e: "LEFT-TO-RIGHT MARK", 0x200f: "RIGHT-TO-LEFT MARK",
+// text out), the line and paragraph separators, and every Unicode default-ignorable code point — zero-width
+// spaces and joiners, the soft hyphen, the bidirectional controls (which can make "report\u202Efdp.exe" read as
+// a PDF), variation selectors, tag characters, Hangul fillers. The API's renderer marks the same set
+// (crates/api/src/display.rs, `disguises`).
+const DISGUISING = /([\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u034F\u061C\u115F\u1160\u17B4\u17B5\u180B-\u180F\u200B-\u200F\u2028\u2029\u202A-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF0-\uFFF8\u{1BCA0}-\u{1BCA3}\u{1D173}-\u{1D17A}\u{E0000}-\u{E0FFF}])/u;
+const CHARACTER_NAMES = {
+  0x00ad: "SOFT HYPHEN", 0x034f: "COMBINING GRAPHEME JOINER", 0x061c: "ARABIC LETTER MARK",
+  0x200b: "ZERO WIDTH SPACE", 0x200c: "ZERO WIDTH NON-JOINER", 0x200d: "ZERO WIDTH JOINER",
+  0x200e: "LEFT-TO-RIGHT MARK", 0x200f: "RIGHT-TO-LEFT MARK", 0x2028: "LINE SEPARATOR", 0x2029: "PARAGRAPH SEPARATOR",
   0x202a: "LEFT-TO-RIGHT EMBEDDING", 0x202b: "RIGHT-TO-LEFT EMBEDDING", 0x202c: "POP DIRECTIONAL FORMATTING",
-  0x202d: "LEFT-TO-RIGHT OVERRIDE", 0x202e: "RIGHT-TO-LEFT OVERRIDE", 0x2066: "LEFT-TO-RIGHT ISOLATE",
+  0x202d: "LEFT-TO-RIGHT OVERRIDE", 0x202e: "RIGHT-TO-LEFT OVERRIDE", 0x2060: "WORD JOINER", 0x2066: "LEFT-TO-RIGHT ISOLATE",
   0x2067: "RIGHT-TO-LEFT ISOLATE", 0x2068: "FIRST STRONG ISOLATE", 0x2069: "POP DIRECTIONAL ISOLATE",
+  0x3164: "HANGUL FILLER", 0xfeff: "ZERO WIDTH NO-BREAK SPACE (BOM)", 0xffa0: "HALFWIDTH HANGUL FILLER",
 };
+
+/** What a marked character is, for a badge's tooltip. */
+function characterName(code) {
+  if (CHARACTER_NAMES[code]) return CHARACTER_NAMES[code];
+  if (code <= 0x9f) return "CONTROL CHARACTER";
+  if (code >= 0xfe00 && code <= 0xfe0f) return "VARIATION SELECTOR";
+  if (code >= 0xe0100 && code <= 0xe01ef) return "VARIATION SELECTOR";
+  if (code >= 0xe0000 && code <= 0xe007f) return "TAG CHARACTER";
+  return "INVISIBLE CHARACTER";
+}
 
 /** Text as nodes, every disguising character replaced by a badge that names it. Every text the views build
  * goes through here (via `h` and `clear`), so nothing from an agent reaches the screen able to reorder or
@@ -54,13 +69,62 @@ export function visibleText(text) {
   // `split` with a capturing group alternates text and the characters found: odd indexes are characters.
   return parts.flatMap((part, i) => {
     if (i % 2 === 0) return part ? [document.createTextNode(part)] : [];
-    const code = part.codePointAt(0).toString(16).toUpperCase().padStart(4, "0");
+    const point = part.codePointAt(0);
+    const code = point.toString(16).toUpperCase().padStart(4, "0");
     const badge = document.createElement("span");
     badge.className = "invisible-char";
-    badge.title = `U+${code} ${BIDI_NAMES[part.codePointAt(0)] || "CONTROL CHARACTER"}`;
+    badge.title = `U+${code} ${characterName(point)}`;
     badge.textContent = `⟨U+${code}⟩`;
     return [badge];
   });
+}
+
+/** Text the API's renderer marked (crates/api/src/display.rs): each `\u{200b}` it wrote for a character that
+ * hides is set off as a badge, and the text stays exactly the renderer's. A backslash of the JSON itself is
+ * always escaped (`\\`, `\n`, `\u0001`), so only a mark has `\u{`. */
+export function markedText(text) {
+  const nodes = [];
+  const mark = /\\u\{([0-9a-f]+)\}/y;
+  let plain = "";
+  // Anything the renderer missed would still be badged: the plain runs go through visibleText too.
+  const flush = () => { if (plain) nodes.push(...visibleText(plain)); plain = ""; };
+  for (let i = 0; i < text.length; i++) {
+    mark.lastIndex = i;
+    const found = text[i] === "\\" ? mark.exec(text) : null;
+    if (found) {
+      flush();
+      const code = found[1].toUpperCase().padStart(4, "0");
+      nodes.push(h("span.invisible-char", { title: `U+${code} ${characterName(parseInt(found[1], 16))}` }, found[0]));
+      i += found[0].length - 1;
+    } else if (text[i] === "\\") {
+      // A JSON escape: its backslash and the character after it are plain text.
+      plain += text.slice(i, i + 2);
+      i += 1;
+    } else {
+      plain += text[i];
+    }
+  }
+  flush();
+  return nodes;
+}
+
+/**
+ * A call's arguments as the API renders them for every surface (ApprovalCard.arguments): one row a key, the
+ * keys that name the target first and whole, long values folded, hidden characters marked.
+ * @param {import('./types/ArgumentRow').ArgumentRow[]} rows
+ */
+export function argumentTable(rows) {
+  if (!rows.length) return h("span.dim", "no arguments");
+  return h("table.kv.arguments#argument-rows", rows.map((row) => h(`tr${row.identifying ? ".identifying" : ""}`,
+    h("td.mono.key", markedText(row.key)),
+    h("td.mono.value", h("pre", markedText(row.value)),
+      row.sent ? h("div.dim.sent", "sent as ", h("span.mono", markedText(row.sent))) : null))));
+}
+
+/** One line of a card in a list: the rows' keys and values, the target first; CSS cuts what does not fit.
+ * @param {import('./types/ArgumentRow').ArgumentRow[]} rows */
+export function argumentLine(rows) {
+  return rows.map((row) => `${row.key ? row.key + ": " : ""}${row.nested ? row.value.replace(/\s*\n\s*/g, " ") : row.value}`).join("  ·  ");
 }
 
 export function clear(el, ...children) {
