@@ -3,12 +3,12 @@
 
 use crate::console::{CommandResult, Console, Preferences};
 use codemode::{
-    Actor, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport, SaveSnippet,
-    Snippet, ToolLogEntry,
+    Actor, CallRef, ExecutionPage, ExecutionQuery, ExecutionState, Outcome, RollbackReport,
+    SaveSnippet, Snippet, ToolLogEntry,
 };
 use codemode_api::{
     AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, MethodFlag, PreviewView,
-    RuleReach, RuntimeForm, ServerDraft, TemplateField, TestReport, TestTarget,
+    RuleReach, RuntimeForm, ServerDraft, ShownCall, TemplateField, TestReport, TestTarget,
 };
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
@@ -95,15 +95,26 @@ pub async fn list_executions(
 }
 
 #[tauri::command]
+/// Bound to the call the card showed (`seq` and `digest`): a call that changed meanwhile is `stale`.
 pub async fn approve(
     console: State<'_, Console>,
     id: String,
+    seq: u64,
+    digest: String,
     args: Option<serde_json::Value>,
 ) -> CommandResult<Outcome> {
     console
         .api()
         .await?
-        .approve(&id, Actor::Console, args)
+        .approve_call(
+            &id,
+            Some(&CallRef {
+                seq,
+                digest: Some(digest),
+            }),
+            Actor::Console,
+            args,
+        )
         .await
 }
 
@@ -112,12 +123,13 @@ pub async fn reject(
     console: State<'_, Console>,
     id: String,
     seq: u64,
+    digest: String,
     reason: Option<String>,
 ) -> CommandResult<()> {
     console
         .api()
         .await?
-        .reject(&id, seq, Actor::Console, reason.as_deref())
+        .reject_call(&id, seq, Some(&digest), Actor::Console, reason.as_deref())
         .await
 }
 
@@ -125,20 +137,20 @@ pub async fn reject(
 #[tauri::command]
 pub async fn approve_many(
     console: State<'_, Console>,
-    ids: Vec<String>,
+    calls: Vec<ShownCall>,
 ) -> CommandResult<Vec<DecisionResult>> {
     Ok(console
         .api()
         .await?
-        .approve_many(&ids, Actor::Console)
+        .approve_many(&calls, Actor::Console)
         .await)
 }
 
-/// Rejects several waiting calls (`[id, seq]` pairs) with one reason, each its own decision.
+/// Rejects several waiting calls, each as shown, with one reason, each its own decision.
 #[tauri::command]
 pub async fn reject_many(
     console: State<'_, Console>,
-    calls: Vec<(String, u64)>,
+    calls: Vec<ShownCall>,
     reason: Option<String>,
 ) -> CommandResult<Vec<DecisionResult>> {
     Ok(console
@@ -165,13 +177,24 @@ pub async fn rule_reach(
 pub async fn approve_allowing(
     console: State<'_, Console>,
     id: String,
+    seq: u64,
+    digest: String,
     rule: codemode::Rule,
     approve_waiting: bool,
 ) -> CommandResult<AllowReport> {
     console
         .api()
         .await?
-        .approve_allowing(&id, Actor::Console, rule, approve_waiting)
+        .approve_allowing(
+            &id,
+            Some(&CallRef {
+                seq,
+                digest: Some(digest),
+            }),
+            Actor::Console,
+            rule,
+            approve_waiting,
+        )
         .await
 }
 

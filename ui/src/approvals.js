@@ -146,12 +146,14 @@ export function approvalsView(root, options = {}) {
     let results = [];
     try {
       if (kind === "approve") {
-        // One decision per run: a run waits on one call at a time.
-        const ids = [...new Set(chosen.map((c) => c.action.executionId))];
-        results = await call("approve_many", { ids });
+        // One decision per run (a run waits on one call at a time), each bound to the call shown.
+        const seen = new Set();
+        const calls = chosen.filter((c) => !seen.has(c.action.executionId) && seen.add(c.action.executionId))
+          .map((c) => ({ executionId: c.action.executionId, seq: c.action.seq, digest: c.action.digest }));
+        results = await call("approve_many", { calls });
       } else {
         const reason = reasonText.trim();
-        results = await call("reject_many", { calls: chosen.map((c) => [c.action.executionId, c.action.seq]), reason: reason || null });
+        results = await call("reject_many", { calls: chosen.map((c) => ({ executionId: c.action.executionId, seq: c.action.seq, digest: c.action.digest })), reason: reason || null });
       }
     } catch (error) {
       toast(explain(error));
@@ -331,16 +333,19 @@ export function approvalsView(root, options = {}) {
         const m = row.mode.value;
         if (m === "any") continue;
         if (m === "exact") {
+          // `{exact: value}`: the value is matched as it is, even one shaped like a matcher (`{exists: true}`).
           let literal = row.edited ? row.input.value : row.text;
           if (typeof row.value !== "string") { try { literal = JSON.parse(literal); } catch { /* kept as text */ } }
-          when[row.name] = literal;
+          when[row.name] = { exact: literal };
         } else {
           when[row.name] = { [m]: row.edited ? row.input.value : row.text };
         }
       }
       const ms = Number(duration.value);
       return { id: ruleId, effect: "allow", call: callInput.value.trim(), when,
-        ...(onlySource.checked && source ? { source } : {}), ...(ms ? { until: Date.now() + ms } : {}),
+        // The run's source as a literal pattern (as codemode::rules::literal_source writes it): a client that
+        // named itself `*` gets a rule for that name only.
+        ...(onlySource.checked && source ? { source: source.replace(/[*?[\]{}\\!,]/g, "\\$&") } : {}), ...(ms ? { until: Date.now() + ms } : {}),
         reason: "allowed from the console" };
     }
     const update = debounce(async () => {
@@ -376,7 +381,7 @@ export function approvalsView(root, options = {}) {
       busy = true;
       render();
       try {
-        const result = await call("approve_allowing", { id: executionId, rule: chosen.rule, approveWaiting: chosen.approveWaiting });
+        const result = await call("approve_allowing", { id: executionId, seq: card.action.seq, digest: card.action.digest, rule: chosen.rule, approveWaiting: chosen.approveWaiting });
         const also = result.alsoApproved.filter((r) => !r.error).length;
         toast(`Approved ${connector}.${method}; rule ${result.rule.id} added${also ? `, and ${also} waiting call${also === 1 ? "" : "s"} approved` : ""}`);
       } catch (error) {
@@ -394,17 +399,18 @@ export function approvalsView(root, options = {}) {
     busy = true;
     message = null;
     render();
-    const { executionId, seq, connector, method } = card.action;
+    const { executionId, seq, digest, connector, method } = card.action;
     try {
       if (kind === "approve") {
+        // Bound to the call shown: if the run moved on meanwhile the answer is `stale` and nothing runs.
         /** @type {Outcome} */
-        const outcome = await call("approve", { id: executionId, args: edited ?? null });
+        const outcome = await call("approve", { id: executionId, seq, digest, args: edited ?? null });
         if (outcome.status === "error") message = outcome.error;
         else if (outcome.status === "paused") toast(`Approved ${connector}.${method} — the run paused again at ${outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`);
         else toast(`Approved ${connector}.${method} — the run completed`);
       } else {
         const reason = (reasons.get(keyOf(card)) || "").trim();
-        await call("reject", { id: executionId, seq, reason: reason || null });
+        await call("reject", { id: executionId, seq, digest, reason: reason || null });
         reasons.delete(keyOf(card));
         toast(`Rejected ${connector}.${method}${reason ? " — the agent will read your reason" : ""}`);
       }

@@ -34,13 +34,18 @@ pub(crate) fn cards(paused: Vec<ExecutionState>, ttl: Duration) -> Vec<ApprovalC
                 connector: e.connector.clone(),
                 method: e.method.clone(),
                 args: e.args.clone(),
+                canonical: e.canonical.clone(),
+                digest: codemode::args_digest(e.args.as_ref()),
                 interrupted: e.interrupted,
             })
             .collect();
         for action in actions {
             cards.push(ApprovalCard {
                 expires_at: execution.updated_at.saturating_add(ttl),
-                arguments: crate::display::argument_rows(action.args.as_ref(), None),
+                arguments: crate::display::argument_rows(
+                    action.args.as_ref(),
+                    action.canonical.as_ref(),
+                ),
                 action,
                 execution: execution.clone(),
             });

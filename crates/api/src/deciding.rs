@@ -4,8 +4,27 @@
 
 use crate::{Api, ApiError};
 use codemode::rules::{Call, CompiledRule};
-use codemode::{Actor, Outcome, Rule};
-use serde::Serialize;
+use codemode::{Actor, CallRef, Outcome, Rule};
+use serde::{Deserialize, Serialize};
+
+/// A waiting call as a person was shown it, named by a decision made from a list: the run, the seq and the
+/// digest of the arguments shown ([`codemode::PendingAction::digest`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct ShownCall {
+    pub execution_id: String,
+    pub seq: u64,
+    pub digest: String,
+}
+
+impl ShownCall {
+    pub fn call_ref(&self) -> CallRef {
+        CallRef {
+            seq: self.seq,
+            digest: Some(self.digest.clone()),
+        }
+    }
+}
 
 /// What happened to one of several decisions made at once.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
@@ -62,40 +81,50 @@ pub struct AllowReport {
 
 impl Api {
     /// Approves each run's waiting call, each its own decision; one report, in the given order.
-    pub async fn approve_many(&self, ids: &[String], actor: Actor) -> Vec<DecisionResult> {
-        let outcomes = self.approve_each(ids, actor).await;
-        ids.iter()
-            .zip(outcomes)
-            .map(|(id, outcome)| {
-                let (outcome, error) = split(outcome);
-                DecisionResult {
-                    execution_id: id.clone(),
-                    seq: None,
-                    outcome,
-                    error,
-                }
-            })
-            .collect()
+    /// Each is bound to the call shown: one that changed meanwhile is `stale` and not decided.
+    pub async fn approve_many(&self, calls: &[ShownCall], actor: Actor) -> Vec<DecisionResult> {
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let outcome = self
+                .approve_call(&call.execution_id, Some(&call.call_ref()), actor, None)
+                .await;
+            let (outcome, error) = split(outcome);
+            results.push(DecisionResult {
+                execution_id: call.execution_id.clone(),
+                seq: Some(call.seq),
+                outcome,
+                error,
+            });
+        }
+        results
     }
 
     /// Rejects each call, each its own decision, with one reason for all; one report, in the given order.
     pub async fn reject_many(
         &self,
-        calls: &[(String, u64)],
+        calls: &[ShownCall],
         actor: Actor,
         reason: Option<&str>,
     ) -> Vec<DecisionResult> {
-        let results = self.reject_each(calls, actor, reason).await;
-        calls
-            .iter()
-            .zip(results)
-            .map(|((id, seq), result)| DecisionResult {
-                execution_id: id.clone(),
-                seq: Some(*seq),
+        let mut results = Vec::with_capacity(calls.len());
+        for call in calls {
+            let result = self
+                .reject_call(
+                    &call.execution_id,
+                    call.seq,
+                    Some(&call.digest),
+                    actor,
+                    reason,
+                )
+                .await;
+            results.push(DecisionResult {
+                execution_id: call.execution_id.clone(),
+                seq: Some(call.seq),
                 outcome: None,
                 error: result.err(),
-            })
-            .collect()
+            });
+        }
+        results
     }
 
     /// Whether `edited` could replace the arguments of run `id`'s waiting call: `invalid_args` says why not.
@@ -153,6 +182,7 @@ impl Api {
     pub async fn approve_allowing(
         &self,
         id: &str,
+        shown: Option<&CallRef>,
         actor: Actor,
         rule: Rule,
         approve_waiting: bool,
@@ -164,7 +194,7 @@ impl Api {
             ));
         }
         CompiledRule::new(rule.clone()).map_err(|e| ApiError::invalid_args(e.to_string()))?;
-        let outcome = self.approve(id, actor, None).await?;
+        let outcome = self.approve_call(id, shown, actor, None).await?;
         self.add_rule(rule.clone(), actor)?;
         let also_approved = if approve_waiting {
             self.approve_waiting(&rule.id)

@@ -20,7 +20,7 @@ mod wait;
 
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
 pub use cards::ApprovalCard;
-pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach};
+pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach, ShownCall};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
 pub use following::FollowingApi;
@@ -47,8 +47,8 @@ pub struct Remember {
 
 use codemode::discovery::{DescribeOutput, SearchOutput};
 use codemode::{
-    Actor, Connector, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, Outcome,
-    PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
+    Actor, CallRef, Connector, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
+    Outcome, PendingAction, RollbackReport, SaveSnippet, Snippet, ToolLogEntry,
 };
 use connectors::config::{self, RuntimeSettings};
 use connectors::{Home, HomeOptions};
@@ -115,8 +115,26 @@ impl Api {
         actor: Actor,
         edited: Option<serde_json::Value>,
     ) -> Result<Outcome, ApiError> {
+        self.approve_call(id, None, actor, edited).await
+    }
+
+    /// [`Api::approve`] bound to the call the person was shown: its seq and argument digest
+    /// ([`codemode::PendingAction::digest`]). When the run now waits on another call or other arguments the
+    /// answer is `stale` and nothing runs (docs/design.md, "A decision names its call"). Every front end that
+    /// shows a call sends it; `None` decides whatever waits now (`codemode approve ID`).
+    pub async fn approve_call(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+        actor: Actor,
+        edited: Option<serde_json::Value>,
+    ) -> Result<Outcome, ApiError> {
         self.usable()?;
-        Ok(self.home.runtime.approve(id, actor, edited).await?)
+        Ok(self
+            .home
+            .runtime
+            .approve_call(id, shown, actor, edited)
+            .await?)
     }
 
     /// Approves, then remembers the decision as an `allow` rule for this method: with these exact arguments
@@ -125,26 +143,36 @@ impl Api {
     pub async fn approve_remembering(
         &self,
         id: &str,
+        shown: Option<&CallRef>,
         actor: Actor,
         edited: Option<serde_json::Value>,
         remember: &Remember,
     ) -> Result<(Outcome, codemode::Rule), ApiError> {
         self.usable()?;
         let execution = self.execution(id)?;
-        let Some(call) = self.home.runtime.pending(Some(id))?.into_iter().next() else {
+        let waiting = self.home.runtime.pending(Some(id))?;
+        let call = match shown {
+            Some(shown) => waiting.into_iter().find(|call| call.seq == shown.seq),
+            None => waiting.into_iter().next(),
+        };
+        let Some(call) = call else {
             return Err(ApiError::stale(format!(
                 "Execution \"{id}\" is not paused (status: {}); only a paused run can be approved.",
                 execution.status
             )));
         };
+        // Literal, whatever the values look like: an argument `{"exists": true}` is a value, never matcher
+        // syntax, and a source named `*` matches only itself (docs/design.md, "Remembered decisions are
+        // literal"). The arguments as the connector reads them, which is what rules are evaluated on; an edit
+        // is what ran.
         let mut when = serde_json::Map::new();
         if remember.exact {
-            // What ran: the edit if there was one.
             let args = edited
                 .clone()
+                .or(call.canonical.clone())
                 .or(call.args.clone())
                 .unwrap_or(serde_json::Value::Null);
-            when.insert(String::new(), args);
+            when.insert(String::new(), codemode::rules::exact(args));
         }
         let rule = codemode::Rule {
             id: format!(
@@ -156,10 +184,9 @@ impl Api {
             effect: codemode::Effect::Allow,
             call: format!("{}.{}", call.connector, call.method),
             when,
-            source: if remember.for_source {
-                execution.source.clone()
-            } else {
-                None
+            source: match (&execution.source, remember.for_source) {
+                (Some(source), true) => Some(codemode::rules::literal_source(source)),
+                _ => None,
             },
             until: remember.duration.map(|d| {
                 self.home
@@ -171,7 +198,7 @@ impl Api {
             disabled: false,
             confirm_in_app: false,
         };
-        let outcome = self.approve(id, actor, edited).await?;
+        let outcome = self.approve_call(id, shown, actor, edited).await?;
         self.add_rule(rule.clone(), actor)?;
         Ok((outcome, rule))
     }
@@ -217,8 +244,25 @@ impl Api {
         actor: Actor,
         reason: Option<&str>,
     ) -> Result<(), ApiError> {
+        self.reject_call(id, seq, None, actor, reason).await
+    }
+
+    /// [`Api::reject`] bound to the arguments shown as well as the seq: other arguments at that seq are
+    /// `stale`, and nothing is decided.
+    pub async fn reject_call(
+        &self,
+        id: &str,
+        seq: u64,
+        digest: Option<&str>,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), ApiError> {
         self.usable()?;
-        Ok(self.home.runtime.reject(id, seq, actor, reason).await?)
+        Ok(self
+            .home
+            .runtime
+            .reject_call(id, seq, digest, actor, reason)
+            .await?)
     }
 
     /// Rejects several pending calls, each its own decision, in the given order.

@@ -134,7 +134,7 @@ impl Api {
             .into_owned(),
             body: display::notification_body(
                 action.args.as_ref(),
-                None,
+                action.canonical.as_ref(),
                 source.as_deref(),
             ),
             confirm_in_app: self.confirm_in_app(action, source.as_deref()).await,

@@ -376,6 +376,16 @@ async fn waiting(api: &Api, code: &str) -> (String, u64) {
     (id, seq)
 }
 
+/// The call run `id` waits on, as a card shows it.
+fn shown(api: &Api, id: &str) -> ShownCall {
+    let action = api.pending(Some(id)).expect("pending").remove(0);
+    ShownCall {
+        execution_id: id.to_owned(),
+        seq: action.seq,
+        digest: action.digest,
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_preview_shows_the_change_and_the_decision_keeps_what_was_shown() {
     let api = open(&fresh_dir("preview")).await;
@@ -495,13 +505,12 @@ async fn several_decisions_report_each_and_a_stale_one_fails_alone() {
     let api = open(&fresh_dir("many")).await;
     let (a, _) = waiting(&api, &write_to("a.txt")).await;
     let (b, seq_b) = waiting(&api, &write_to("b.txt")).await;
-    let (c, seq_c) = waiting(&api, &write_to("c.txt")).await;
+    let (c, _) = waiting(&api, &write_to("c.txt")).await;
+    let (shown_a, shown_b, shown_c) = (shown(&api, &a), shown(&api, &b), shown(&api, &c));
     api.reject(&b, seq_b, Actor::Api, None)
         .await
         .expect("rejected");
-    let results = api
-        .approve_many(&[a.clone(), b.clone()], Actor::Console)
-        .await;
+    let results = api.approve_many(&[shown_a, shown_b], Actor::Console).await;
     assert_eq!(results.len(), 2);
     assert_eq!(
         results[0].outcome.as_ref().map(Outcome::status),
@@ -512,11 +521,7 @@ async fn several_decisions_report_each_and_a_stale_one_fails_alone() {
         Some(ErrorCode::Stale)
     );
     let rejected = api
-        .reject_many(
-            &[(c.clone(), seq_c), (c.clone(), seq_c)],
-            Actor::Console,
-            Some("no"),
-        )
+        .reject_many(&[shown_c.clone(), shown_c], Actor::Console, Some("no"))
         .await;
     assert!(rejected[0].error.is_none());
     assert_eq!(
@@ -544,7 +549,7 @@ async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_let
     assert!(!reach.waiting.contains(&elsewhere));
 
     let report = api
-        .approve_allowing(&first, Actor::Console, rule, true)
+        .approve_allowing(&first, None, Actor::Console, rule, true)
         .await
         .expect("approved and allowed");
     assert_eq!(report.outcome.status(), "completed");

@@ -4,7 +4,7 @@
 mod render;
 
 use clap::{Parser, Subcommand};
-use codemode::{Actor, ExecutionStatus, Outcome, SaveSnippet};
+use codemode::{Actor, CallRef, ExecutionStatus, Outcome, SaveSnippet};
 use codemode_api::{Api, ApiError};
 use codemode_cli::mcp_server;
 use connectors::config::parse_age_text;
@@ -42,6 +42,8 @@ enum Command {
         file: String,
     },
     /// Approve the pending call of paused executions and resume them (several ids: each its own decision).
+    /// `ID` decides the call waiting now; `ID:SEQ` (or `ID:SEQ:DIGEST`, from `pending --json`) only the call
+    /// seen, and answers stale if the run now waits on another.
     Approve {
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
@@ -314,11 +316,15 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                     duration: for_duration.as_deref().map(parse_duration).transpose()?,
                 }),
             };
-            match ids.as_slice() {
-                [id] if remember.is_some() => {
+            let targets = ids
+                .iter()
+                .map(|word| call_target(word))
+                .collect::<Result<Vec<_>, _>>()?;
+            match targets.as_slice() {
+                [(id, shown)] if remember.is_some() => {
                     let remember = remember.unwrap_or_default();
                     let (outcome, rule) = api
-                        .approve_remembering(id, Actor::Cli, edited, &remember)
+                        .approve_remembering(id, shown.as_ref(), Actor::Cli, edited, &remember)
                         .await?;
                     let mut report = outcome_report(outcome);
                     if let Value::Object(object) = &mut report.json {
@@ -329,7 +335,10 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                         .push_str(&format!("\nremembered as rule \"{}\"", rule.id));
                     report
                 }
-                [id] => outcome_report(api.approve(id, Actor::Cli, edited).await?),
+                [(id, shown)] => outcome_report(
+                    api.approve_call(id, shown.as_ref(), Actor::Cli, edited)
+                        .await?,
+                ),
                 _ if remember.is_some() => {
                     return Err(ApiError::invalid_args(
                         "--remember remembers one call: give one execution id with it",
@@ -341,11 +350,15 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                     ));
                 }
                 _ => {
-                    let outcomes = api.approve_each(&ids, Actor::Cli).await;
+                    let mut outcomes = Vec::with_capacity(targets.len());
+                    for (id, shown) in &targets {
+                        outcomes.push(api.approve_call(id, shown.as_ref(), Actor::Cli, None).await);
+                    }
                     several(
-                        ids.iter()
+                        targets
+                            .iter()
                             .zip(outcomes)
-                            .map(|(id, outcome)| (id.as_str(), outcome.map(outcome_report))),
+                            .map(|((id, _), outcome)| (id.as_str(), outcome.map(outcome_report))),
                     )
                 }
             }
@@ -361,8 +374,14 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
         }
         Command::Reject { calls, reason } => {
             let calls = reject_targets(&calls)?;
-            let results = api.reject_each(&calls, Actor::Cli, reason.as_deref()).await;
-            let reports = calls.iter().zip(results).map(|((id, seq), result)| {
+            let mut results = Vec::with_capacity(calls.len());
+            for (id, seq, digest) in &calls {
+                let rejected = api
+                    .reject_call(id, *seq, digest.as_deref(), Actor::Cli, reason.as_deref())
+                    .await;
+                results.push(rejected);
+            }
+            let reports = calls.iter().zip(results).map(|((id, seq, _), result)| {
                 let report = result.map(|()| {
                     Report::new(
                         &json!({ "executionId": id, "seq": seq, "rejected": true }),
@@ -500,8 +519,8 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                 }),
         } => {
             let value = json_argument("the rule", &rule)?;
-            let rule: codemode::Rule = serde_json::from_value(value)
-                .map_err(|e| ApiError::invalid_args(format!("the rule: {e}")))?;
+            let rule = codemode::Rule::from_value(value)
+                .map_err(|e| ApiError::invalid_args(e.to_string()))?;
             let id = rule.id.clone();
             api.add_rule(rule, Actor::Cli)?;
             if !approve_waiting {
@@ -609,23 +628,42 @@ fn several<'a>(reports: impl Iterator<Item = (&'a str, Result<Report, ApiError>)
 }
 
 /// `ID SEQ`, or `ID:SEQ…` (ids hold no `:`).
-fn reject_targets(words: &[String]) -> Result<Vec<(String, u64)>, ApiError> {
+/// `ID`, `ID:SEQ` or `ID:SEQ:DIGEST`: the run, and the call a person saw in `codemode pending` — a decision
+/// on a call that no longer waits as seen is `stale` (docs/design.md, "A decision names its call").
+fn call_target(word: &str) -> Result<(String, Option<CallRef>), ApiError> {
+    let mut parts = word.splitn(3, ':');
+    let id = parts.next().unwrap_or_default().to_owned();
+    let bad = || {
+        ApiError::invalid_args(format!(
+            "\"{word}\" is not ID, ID:SEQ or ID:SEQ:DIGEST (as `codemode pending --json` gives them)"
+        ))
+    };
+    let seq = match parts.next() {
+        None => return Ok((id, None)),
+        Some(seq) => seq.parse::<u64>().map_err(|_| bad())?,
+    };
+    let digest = parts.next().map(str::to_owned);
+    if id.is_empty() || digest.as_deref().is_some_and(str::is_empty) {
+        return Err(bad());
+    }
+    Ok((id, Some(CallRef { seq, digest })))
+}
+
+/// `ID SEQ`, or one or more `ID:SEQ[:DIGEST]`.
+fn reject_targets(words: &[String]) -> Result<Vec<(String, u64, Option<String>)>, ApiError> {
     if let [id, seq] = words
         && !id.contains(':')
         && let Ok(seq) = seq.parse()
     {
-        return Ok(vec![(id.clone(), seq)]);
+        return Ok(vec![(id.clone(), seq, None)]);
     }
     words
         .iter()
-        .map(|word| {
-            word.rsplit_once(':')
-                .and_then(|(id, seq)| Some((id.to_owned(), seq.parse().ok()?)))
-                .ok_or_else(|| {
-                    ApiError::invalid_args(format!(
-                        "\"{word}\" is not ID:SEQ (or give one ID and its SEQ)"
-                    ))
-                })
+        .map(|word| match call_target(word)? {
+            (id, Some(call)) => Ok((id, call.seq, call.digest)),
+            (_, None) => Err(ApiError::invalid_args(format!(
+                "\"{word}\" is not ID:SEQ (or give one ID and its SEQ)"
+            ))),
         })
         .collect()
 }

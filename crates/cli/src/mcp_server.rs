@@ -100,7 +100,13 @@ impl CodemodeServer {
             Ok(include) => include,
             Err(refusal) => return misuse_text(refusal),
         };
-        match api.run(code, client.as_deref().unwrap_or("mcp")).await {
+        // The client's name is self-declared: it becomes a label that can never pass for a source the host
+        // sets itself, nor carry a line break into a listing (docs/design.md, "Sources are labels").
+        let source = match &client {
+            Some(name) => codemode::sources::client_source(name),
+            None => "mcp".to_owned(),
+        };
+        match api.run(code, &source).await {
             Ok(outcome) => answer(
                 &api,
                 serde_json::to_value(&outcome).unwrap_or(Value::Null),

@@ -122,7 +122,7 @@ pub fn outcome(outcome: &Outcome) -> String {
                     p.seq,
                     p.connector,
                     p.method,
-                    arguments(p.args.as_ref(), None, 2),
+                    arguments(p.args.as_ref(), p.canonical.as_ref(), 2),
                     p.seq
                 ));
             }
@@ -162,7 +162,7 @@ fn pending_one(p: &PendingAction) -> String {
         p.connector,
         p.method,
         if p.interrupted { "  (interrupted)" } else { "" },
-        arguments(p.args.as_ref(), None, 2)
+        arguments(p.args.as_ref(), p.canonical.as_ref(), 2)
     )
 }
 
@@ -370,7 +370,7 @@ pub fn execution(e: &ExecutionState) -> String {
                 entry.seq,
                 entry.connector,
                 entry.method,
-                arguments(entry.args.as_ref(), None, 2)
+                arguments(entry.args.as_ref(), entry.canonical.as_ref(), 2)
             ));
         }
     }

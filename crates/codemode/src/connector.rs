@@ -73,6 +73,16 @@ pub trait Connector: Send + Sync + 'static {
         ctx: CallContext,
     ) -> BoxFuture<'a, Result<Option<Value>, String>>;
 
+    /// How the connector reads a call's arguments, for everything that judges or shows the call before it runs
+    /// (rules, previews, remembered decisions, displays; docs/design.md, "What a call means"): `Ok(None)` when
+    /// it reads them as sent, `Ok(Some(form))` when it reads them otherwise (a `files` path through `..` or a
+    /// symlink, base64 content), `Err(message)` when it would refuse the call whatever anyone decides (a path
+    /// that ends outside the workspace): the call then fails with that message and no rule or person is asked.
+    /// Must not change anything.
+    fn canonical(&self, _method: &str, _args: Option<&Value>) -> Result<Option<Value>, String> {
+        Ok(None)
+    }
+
     /// What the call would change, shown to a person before they decide (docs/design.md, "Previews"). Must
     /// not change anything; `Ok(None)` when there is nothing to show. The runtime bounds its size and time.
     fn preview<'a>(

@@ -15,6 +15,7 @@ pub mod rules;
 pub mod runtime;
 pub mod sandbox;
 pub mod schema;
+pub mod sources;
 pub mod store;
 mod transitions;
 pub mod typegen;
@@ -25,9 +26,9 @@ pub use executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 pub use model::{
-    Actor, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery, ExecutionState,
-    ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview, RollbackReport, RunHost,
-    SaveSnippet, Shown, Snippet, ToolLogEntry,
+    Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
+    ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
+    RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, args_digest,
 };
 pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{

@@ -283,6 +283,11 @@ pub struct ToolLogEntry {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
+    /// The arguments as the connector reads them ([`crate::Connector::canonical`]: for `files`, paths with
+    /// `..` and symlinks resolved, base64 content decoded), where that differs from what the program sent.
+    /// Rules decided on this form, and displays show it (docs/design.md, "What a call means").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<Value>,
     pub requires_approval: bool,
@@ -493,8 +498,51 @@ pub struct PendingAction {
     pub method: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
+    /// What the connector will read, where it differs from `args` (see [`ToolLogEntry::canonical`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<Value>,
+    /// [`args_digest`] of `args`: a decision sends it back, so it lands only on the call that was shown.
+    pub digest: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub interrupted: bool,
+}
+
+/// The call a person was shown, as a decision names it: its seq in the run and the [`args_digest`] of the
+/// arguments shown. A decision that names a call no longer waiting is `stale`, and nothing runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct CallRef {
+    pub seq: u64,
+    /// The digest of the arguments shown; `None` binds the seq only (`codemode approve ID:SEQ`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+}
+
+/// The digest that binds a decision to the arguments a person was shown (docs/design.md, "A decision names
+/// its call"): SHA-256 of the arguments' JSON with object keys sorted, so it does not depend on how a store
+/// or a front end ordered them; `-` hashed for no arguments.
+pub fn args_digest(args: Option<&Value>) -> String {
+    fn sorted(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&map[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let text = match args {
+        Some(value) => sorted(value).to_string(),
+        None => "-".to_owned(),
+    };
+    crate::codec::sha256_hex(text.as_bytes())
 }
 
 /// What a pass (or an approval) returns to the model: reference §1.2.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 
 /// What a rule does with the calls it matches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Effect {
@@ -22,7 +22,32 @@ pub enum Effect {
     Deny,
 }
 
+/// Read by hand so that an unknown value is said in the rule editor's words (`unknown value "maybe", expected
+/// allow, ask or deny`), and [`Rule::from_value`] names the field.
+impl<'de> Deserialize<'de> for Effect {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Effect::parse(&text).ok_or_else(|| serde::de::Error::custom(unknown_effect(&text)))
+    }
+}
+
+fn unknown_effect(text: &str) -> String {
+    format!(
+        "unknown value {}, expected allow, ask or deny",
+        Value::String(text.to_owned())
+    )
+}
+
 impl Effect {
+    pub fn parse(text: &str) -> Option<Effect> {
+        match text {
+            "allow" => Some(Effect::Allow),
+            "ask" => Some(Effect::Ask),
+            "deny" => Some(Effect::Deny),
+            _ => None,
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Effect::Allow => "allow",
@@ -64,6 +89,88 @@ pub struct Rule {
     pub confirm_in_app: bool,
 }
 
+impl Rule {
+    /// A rule from its JSON, refused with the field at fault (`effect: unknown value "maybe", expected allow,
+    /// ask or deny`; `when: must be an object`) rather than serde's words without a place.
+    pub fn from_value(value: Value) -> Result<Rule, RuleError> {
+        let id = value
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("(no id)")
+            .to_owned();
+        let fail = |field: &str, problem: String| RuleError {
+            rule: id.clone(),
+            field: field.to_owned(),
+            problem,
+        };
+        let Value::Object(object) = &value else {
+            return Err(fail("rule", "must be a JSON object".to_owned()));
+        };
+        const FIELDS: [(&str, &str); 9] = [
+            ("id", "string"),
+            ("effect", "string"),
+            ("call", "string"),
+            ("when", "object"),
+            ("source", "string"),
+            ("until", "number"),
+            ("reason", "string"),
+            ("disabled", "boolean"),
+            ("confirmInApp", "boolean"),
+        ];
+        for (key, field) in object {
+            let Some((_, kind)) = FIELDS.iter().find(|(name, _)| name == key) else {
+                let known: Vec<&str> = FIELDS.iter().map(|(name, _)| *name).collect();
+                return Err(fail(
+                    key,
+                    format!("unknown field (a rule has {})", known.join(", ")),
+                ));
+            };
+            let fits = match *kind {
+                "string" => field.is_string(),
+                "object" => field.is_object(),
+                "number" => field.is_i64() || field.is_u64(),
+                _ => field.is_boolean(),
+            };
+            // `null` stands for "not given" in the optional fields.
+            let absent = field.is_null() && !matches!(key.as_str(), "id" | "effect" | "call");
+            if !fits && !absent {
+                return Err(fail(key, format!("must be a {kind}")));
+            }
+        }
+        for required in ["id", "effect", "call"] {
+            if !object.contains_key(required) {
+                return Err(fail(required, "is missing".to_owned()));
+            }
+        }
+        if let Some(effect) = object.get("effect").and_then(Value::as_str)
+            && Effect::parse(effect).is_none()
+        {
+            return Err(fail("effect", unknown_effect(effect)));
+        }
+        serde_json::from_value(value).map_err(|e| fail("rule", e.to_string()))
+    }
+}
+
+/// A source as a pattern that matches exactly that source and nothing else, whatever it holds (`*`, `?`,
+/// brackets, braces, backslashes): how a remembered decision keeps "only from this source" literal
+/// (docs/design.md, "Remembered decisions are literal").
+pub fn literal_source(source: &str) -> String {
+    let mut pattern = String::with_capacity(source.len() + 4);
+    for c in source.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\' | '!' | ',') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern
+}
+
+/// A `when` value that matches exactly `value`, whatever it looks like: `{"exact": value}`. A value that is an
+/// object of matcher names (`{"exists": true}`) stays a value this way, never matcher syntax.
+pub fn exact(value: Value) -> Value {
+    serde_json::json!({ "exact": value })
+}
+
 /// A rule that cannot be used, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("rule {rule}: {field}: {problem}")]
@@ -77,6 +184,7 @@ pub struct RuleError {
 
 /// The matcher keys a `when` object may hold.
 const MATCHERS: &[&str] = &[
+    "exact",
     "glob",
     "regex",
     "prefix",
@@ -100,6 +208,8 @@ enum Condition {
 
 #[derive(Debug, Clone)]
 enum Test {
+    /// Equal to this value after canonical comparison, whatever the value looks like.
+    Exact(Value),
     /// `*` within one path segment, `**` across; the value is normalised as a path first.
     Glob(GlobMatcher),
     /// The whole string matches.
@@ -306,6 +416,7 @@ impl Candidates {
                     Condition::Equals(Value::String(text)) => Key::Literal(text),
                     Condition::All(tests) => tests.iter().find_map(|test| match test {
                         Test::Glob(glob) => Some(Key::Glob(glob)),
+                        Test::Exact(Value::String(text)) => Some(Key::Literal(text)),
                         _ => None,
                     })?,
                     Condition::Equals(_) => return None,
@@ -518,6 +629,7 @@ fn condition(value: &Value) -> Result<Condition, (Option<String>, String)> {
         let bad = |problem: &str| (Some(key.clone()), problem.to_owned());
         let number = || argument.as_f64().ok_or_else(|| bad("must be a number"));
         tests.push(match key.as_str() {
+            "exact" => Test::Exact(argument.clone()),
             "glob" => {
                 let pattern = argument.as_str().ok_or_else(|| bad("must be a string"))?;
                 let glob = GlobBuilder::new(pattern)
@@ -592,6 +704,7 @@ fn passes(test: &Test, value: Option<&Value>) -> bool {
         return false;
     };
     match test {
+        Test::Exact(expected) => value == expected,
         Test::Glob(glob) => value.as_str().is_some_and(|text| {
             // Most paths are already normal: match them as they are, without building a new string.
             if text.split('/').any(|part| matches!(part, "" | "." | "..")) {
@@ -685,12 +798,11 @@ mod tests {
             assert_eq!(error.field, field, "{error}");
         }
         let unknown_effect =
-            serde_json::from_value::<Rule>(json!({"id": "r", "effect": "maybe", "call": "a.b"}));
-        assert!(
-            unknown_effect
-                .unwrap_err()
-                .to_string()
-                .contains("unknown variant `maybe`")
+            Rule::from_value(json!({"id": "r", "effect": "maybe", "call": "a.b"})).unwrap_err();
+        assert_eq!(unknown_effect.field, "effect");
+        assert_eq!(
+            unknown_effect.to_string(),
+            "rule r: effect: unknown value \"maybe\", expected allow, ask or deny"
         );
     }
 

@@ -9,8 +9,8 @@ use crate::executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 use crate::model::{
-    Actor, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert, Outcome,
-    PendingAction, RevertedCall, RollbackReport, RunHost, SkippedCall, ToolLogEntry,
+    Actor, CallRef, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert,
+    Outcome, PendingAction, RevertedCall, RollbackReport, RunHost, SkippedCall, ToolLogEntry,
 };
 use crate::model::{Decision, DecisionKind, EntryState, Preview, SHOWN_PREVIEW_LIMIT, Shown};
 use crate::model::{SaveSnippet, Snippet};
@@ -550,6 +550,19 @@ impl Runtime {
         actor: Actor,
         edited: Option<Value>,
     ) -> Result<Outcome, RuntimeError> {
+        self.approve_call(id, None, actor, edited).await
+    }
+
+    /// [`Runtime::approve`] bound to the call a person was shown (docs/design.md, "A decision names its
+    /// call"): when the run now waits on another call, or on that call with other arguments, the answer is
+    /// [`RuntimeError::Stale`] and nothing runs. `None` decides whatever call waits now.
+    pub async fn approve_call(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+        actor: Actor,
+        edited: Option<Value>,
+    ) -> Result<Outcome, RuntimeError> {
         let decision = Decision {
             kind: if edited.is_some() {
                 DecisionKind::Edited
@@ -563,7 +576,7 @@ impl Runtime {
             args: edited,
             shown: None,
         };
-        self.resume_with(id, decision).await
+        self.resume_with(id, decision, shown).await
     }
 
     /// Approves, as the `allow` rule `rule` says, every waiting call that rule matches (each its own decision,
@@ -600,7 +613,8 @@ impl Runtime {
             let path = format!("{}.{}", waiting.connector, waiting.method);
             let call = crate::rules::Call {
                 path: &path,
-                args: waiting.args.as_ref(),
+                // As the rule would have read the call when it was made.
+                args: waiting.canonical.as_ref().or(waiting.args.as_ref()),
                 source: source.as_deref(),
                 now: self.inner.now(),
             };
@@ -616,7 +630,7 @@ impl Runtime {
                 args: None,
                 shown: None,
             };
-            let outcome = self.resume_with(&execution_id, decision).await;
+            let outcome = self.resume_with(&execution_id, decision, None).await;
             decided.push((execution_id, outcome));
         }
         Ok(decided)
@@ -625,7 +639,12 @@ impl Runtime {
     /// Resumes a paused run with `decision` recorded on its pending call. On a shared store a run of another
     /// host is not resumed here: the decision is handed to its host, which resumes it with its own
     /// connectors, and this waits for the outcome (docs/shared-store.md, "Approving another host's run").
-    async fn resume_with(&self, id: &str, decision: Decision) -> Result<Outcome, RuntimeError> {
+    async fn resume_with(
+        &self,
+        id: &str,
+        decision: Decision,
+        shown: Option<&CallRef>,
+    ) -> Result<Outcome, RuntimeError> {
         if self.inner.store.is_shared() {
             let pending = self.inner.store.pending(Some(id))?.into_iter().next();
             if let (Some(edited), Some(pending)) = (&decision.args, &pending)
@@ -634,7 +653,7 @@ impl Runtime {
                 self.check_edited(&pending.connector, &pending.method, edited)
                     .await?;
             }
-            match self.inner.store.hand_off(id, &decision)? {
+            match self.inner.store.hand_off(id, &decision, shown)? {
                 HandOff::Here => {}
                 HandOff::Handed(host) => {
                     let seq = pending.map(|p| p.seq);
@@ -658,6 +677,7 @@ impl Runtime {
                     )));
                 }
                 HandOff::AlreadyDecided => return Err(already_decided(id)),
+                HandOff::OtherCall(other) => return Err(not_the_call_shown(&other)),
                 HandOff::Missing => {
                     return Err(RuntimeError::NotFound(format!(
                         "No execution \"{id}\" to resume."
@@ -665,7 +685,7 @@ impl Runtime {
                 }
             }
         }
-        self.resume_here(id, decision, false).await
+        self.resume_here(id, decision, false, shown).await
     }
 
     /// Resumes a run of this host that another host approved ([`Store::hand_off`]), with that decision.
@@ -685,7 +705,7 @@ impl Runtime {
             self.inner.store.withdraw_handed(id)?;
             return Err(error);
         }
-        self.resume_here(id, decision, true).await
+        self.resume_here(id, decision, true, None).await
     }
 
     /// Waits for the host a decision was handed to to resume the run and end its pass. The call at `seq`
@@ -800,6 +820,7 @@ impl Runtime {
         id: &str,
         decision: Decision,
         handed: bool,
+        shown: Option<&CallRef>,
     ) -> Result<Outcome, RuntimeError> {
         let edited = decision.args.clone();
         // The head only: the log is read once, by the replay that follows.
@@ -827,12 +848,13 @@ impl Runtime {
             self.check_edited(&pending.connector, &pending.method, edited)
                 .await?;
         }
-        match self.inner.store.resume(id, &decision, handed)? {
+        match self.inner.store.resume(id, &decision, handed, shown)? {
             Resume::Resumed => {
                 self.pass(id, &execution.code, execution.source.as_deref(), None)
                     .await
             }
             Resume::AlreadyDecided => Err(already_decided(id)),
+            Resume::OtherCall(other) => Err(not_the_call_shown(&other)),
             Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
                 "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
             ))),
@@ -935,6 +957,19 @@ impl Runtime {
         actor: Actor,
         reason: Option<&str>,
     ) -> Result<(), RuntimeError> {
+        self.reject_call(id, seq, None, actor, reason).await
+    }
+
+    /// [`Runtime::reject`] bound to the arguments a person was shown as well as the seq: when the call at
+    /// `seq` has other arguments than `digest` says, the answer is [`RuntimeError::Stale`].
+    pub async fn reject_call(
+        &self,
+        id: &str,
+        seq: u64,
+        digest: Option<&str>,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), RuntimeError> {
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());
         if let Some(reason) = reason
             && utf16_len(reason) > MAX_REASON
@@ -947,7 +982,7 @@ impl Runtime {
         match self
             .inner
             .store
-            .reject(id, seq, actor, reason, self.inner.now())?
+            .reject(id, seq, digest, actor, reason, self.inner.now())?
         {
             Rejection::Rejected => {
                 self.dispose(id, ExecutionStatus::Rejected).await;
@@ -964,6 +999,7 @@ impl Runtime {
                 "Call {seq} of execution \"{id}\" is not waiting for a decision."
             ))),
             Rejection::AlreadyDecided => Err(already_decided(id)),
+            Rejection::OtherCall(other) => Err(not_the_call_shown(&other)),
         }
     }
 
@@ -1385,27 +1421,33 @@ impl Runtime {
         args: Option<&Value>,
         source: Option<&str>,
     ) -> Result<Verdict, RuntimeError> {
-        let requires_approval = match call.split_once('.') {
-            Some((connector, method)) => match self.inner.connector(connector) {
-                Some(registered) => registered
+        let Some((connector, method)) = call.split_once('.') else {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "\"{call}\" is not connector.method"
+            )));
+        };
+        let (requires_approval, canonical) = match self.inner.connector(connector) {
+            Some(registered) => {
+                let gated = registered
                     .methods()
                     .await
                     .map_err(RuntimeError::Configuration)?
                     .tool(method)
-                    .is_some_and(|t| t.requires_approval),
-                None => false,
-            },
-            None => {
-                return Err(RuntimeError::InvalidArgs(format!(
-                    "\"{call}\" is not connector.method"
-                )));
+                    .is_some_and(|t| t.requires_approval);
+                // As a real call is judged: on the connector's reading of the arguments.
+                let canonical = registered
+                    .connector
+                    .canonical(method, args)
+                    .map_err(RuntimeError::InvalidArgs)?;
+                (gated, canonical)
             }
+            None => (false, None),
         };
         let rules = self.inner.rules();
         Ok(rules.evaluate(
             &crate::rules::Call {
                 path: call,
-                args,
+                args: canonical.as_ref().or(args),
                 source,
                 now: self.inner.now(),
             },
@@ -1563,20 +1605,26 @@ impl Runtime {
                 recording: None,
                 begun: None,
                 logged: false,
+                broken: None,
+                in_doubt: false,
             };
             let ran = inner.executor.run(&request, &mut host);
             // A worker that could not be started never asked for the record; the failure is recorded.
             host.started();
             host.recorded();
-            (ran, host.begun, host.logged)
+            (ran, host.begun, host.logged, host.broken)
         };
-        let (ran, begun, logged) = if multi_thread {
+        let (ran, begun, logged, broken) = if multi_thread {
             tokio::task::block_in_place(work)
         } else {
             tokio::task::spawn_blocking(work)
                 .await
                 .map_err(|e| RuntimeError::Interrupted(e.to_string()))?
         };
+        if let Some(broken) = broken {
+            self.release_broken_pass(id);
+            return Err(broken);
+        }
         // A new run whose pass recorded nothing has no calls to read back.
         let read_log = begun.is_none() || logged;
         if let Some(begun) = begun {
@@ -1657,6 +1705,35 @@ impl Runtime {
             }
             None => Ok(Outcome::early_error(id, format!("No execution \"{id}\""))),
         }
+    }
+
+    /// Fault injection for tests: the store's SQLite connection refuses writes while `refuse` holds.
+    #[doc(hidden)]
+    pub fn refuse_store_writes_for_tests(&self, refuse: bool) {
+        self.inner.store.refuse_writes_for_tests(refuse);
+    }
+
+    /// Leaves a run whose pass the store failed in `interrupted`: this process lets go of it, so `recover`
+    /// (or expiry) can take it over and a call in doubt is asked about again rather than replayed as if it
+    /// had not run. The store may still be failing: the release is retried in the background, with backoff,
+    /// for as long as this process lives, and never dropped (docs/design.md, "When the store fails").
+    fn release_broken_pass(&self, id: &str) {
+        if self.inner.store.release_pass(id).is_ok() {
+            return;
+        }
+        let inner = std::sync::Arc::downgrade(&self.inner);
+        let id = id.to_owned();
+        std::thread::spawn(move || {
+            let mut wait = Duration::from_millis(100);
+            loop {
+                std::thread::sleep(wait);
+                let Some(inner) = inner.upgrade() else { return };
+                if inner.store.release_pass(&id).is_ok() {
+                    return;
+                }
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+        });
     }
 
     /// A paused execution as an Outcome: its pending calls and its call log.
@@ -1748,9 +1825,23 @@ struct RuntimeHost {
     begun: Option<Result<Vec<String>, RuntimeError>>,
     /// Whether the pass asked to record a call or step (and so may have added to the log).
     logged: bool,
+    /// The store failed while the pass needed it: the pass stopped, and the run is left interrupted rather than
+    /// ended by a store that cannot be trusted to record it (docs/design.md, "When the store fails").
+    broken: Option<RuntimeError>,
+    /// A connector acted and its outcome could not be recorded: that call is in doubt.
+    in_doubt: bool,
 }
 
 impl RuntimeHost {
+    /// Whether a step's value was recorded; a store failure stops the pass, since a replay would then give the
+    /// program another value than this pass saw (docs/design.md, "When the store fails").
+    fn settle(&mut self, recorded: Result<bool, StoreError>) -> bool {
+        recorded.unwrap_or_else(|error| {
+            self.broken = Some(RuntimeError::Store(error));
+            false
+        })
+    }
+
     /// Waits for the new execution's record; false when it could not be written (the pass must stop).
     fn recorded(&mut self) -> bool {
         if let Some(recording) = self.recording.take() {
@@ -1836,25 +1927,34 @@ impl PassHost for RuntimeHost {
             Err(message) => return CallAnswer::Error(message),
         };
         let rules = inner.rules();
-        let tool = methods
-            .tool(&call.method)
-            .filter(|t| !t.hidden && !rules.hides(&call.connector, &t.name));
+        // A method hidden by an unconditional deny is still found here, so the deny answers it with its
+        // reason and counts the hit (docs/design.md, "Rules"); only `hidden` methods are not there at all.
+        let tool = methods.tool(&call.method).filter(|t| !t.hidden);
         let requires_approval = tool.is_some_and(|t| t.requires_approval);
         let ephemeral = tool.is_some_and(|t| t.replay == Replay::Reexecute);
-        // Rules decide a fresh call on the arguments it really carries; the store uses the verdict only for a
-        // call it records now, so replay never evaluates again (docs/design.md, "Rules").
+        // Rules decide a fresh call on what the connector will really do with it — its canonical reading of
+        // the arguments — and the store uses the verdict only for a call it records now, so replay never
+        // evaluates again (docs/design.md, "Rules" and "What a call means").
+        let (canonical, refused) = match tool {
+            Some(_) => match registered.connector.canonical(&call.method, args.as_ref()) {
+                Ok(canonical) => (canonical, None),
+                Err(message) => (None, Some(message)),
+            },
+            None => (None, None),
+        };
         let path = format!("{}.{}", call.connector, call.method);
-        let verdict = match tool {
-            Some(_) => rules.evaluate(
+        let verdict = match (tool, &refused) {
+            (Some(_), None) => rules.evaluate(
                 &crate::rules::Call {
                     path: &path,
-                    args: args.as_ref(),
+                    args: canonical.as_ref().or(args.as_ref()),
                     source: self.source.as_deref(),
                     now,
                 },
                 requires_approval,
             ),
-            None => crate::rules::Verdict {
+            // Not found, or refused by the connector whatever anyone decides: no rule or person is asked.
+            _ => crate::rules::Verdict {
                 effect: crate::rules::Effect::Allow,
                 rule: None,
                 reason: None,
@@ -1866,6 +1966,7 @@ impl PassHost for RuntimeHost {
             &call.connector,
             &call.method,
             args.as_ref(),
+            canonical.as_ref(),
             &verdict,
             ephemeral,
             now,
@@ -1882,12 +1983,28 @@ impl PassHost for RuntimeHost {
                 return CallAnswer::Error(format!("No execution \"{}\"", self.id));
             }
             Ok(CallPlan::Pause) => return CallAnswer::Stop,
-            Err(error) => return CallAnswer::Error(error.to_string()),
+            // Nothing ran, but a program that caught this error would go on differently from its replay:
+            // the pass stops instead, with the store's error (docs/design.md, "When the store fails").
+            Err(error) => {
+                self.broken = Some(RuntimeError::Store(error));
+                return CallAnswer::Stop;
+            }
         }
-        if tool.is_none() {
-            let message = format!("Tool \"{}\" not found on {}", call.method, call.connector);
-            let _ = store.record_error(&self.id, call.seq, &message, inner.now());
-            return CallAnswer::Error(message);
+        let unrunnable = match (tool, refused) {
+            (None, _) => Some(format!(
+                "Tool \"{}\" not found on {}",
+                call.method, call.connector
+            )),
+            (Some(_), refused) => refused,
+        };
+        if let Some(message) = unrunnable {
+            return match store.record_error(&self.id, call.seq, &message, inner.now()) {
+                Ok(_) => CallAnswer::Error(message),
+                Err(error) => {
+                    self.broken = Some(RuntimeError::Store(error));
+                    CallAnswer::Stop
+                }
+            };
         }
         let ctx = CallContext {
             execution_id: self.id.clone(),
@@ -1897,19 +2014,30 @@ impl PassHost for RuntimeHost {
         let executed = self
             .handle
             .block_on(connector.execute(&call.method, args, ctx));
+        let recorded = match &executed {
+            Ok(result) => store
+                .record_result(&self.id, call.seq, result.as_ref(), inner.now())
+                .map(|_| ()),
+            // The connector answered: the call has an outcome, replayed as this same error and never
+            // executed again (docs/design.md, "A call's outcome is recorded, errors included").
+            Err(message) => store.record_error(&self.id, call.seq, message, inner.now()),
+        };
+        if let Err(error) = recorded {
+            // The connector acted and its outcome is not on record: the run must never be replayed as if the
+            // call had not run. It stops here, interrupted with the call in doubt (docs/design.md, "When the
+            // store fails").
+            self.broken = Some(RuntimeError::Interrupted(format!(
+                "the outcome of {}.{} (call {}) could not be recorded after it ran: {error}; the run is interrupted with that call in doubt",
+                call.connector, call.method, call.seq
+            )));
+            self.in_doubt = true;
+            return CallAnswer::Stop;
+        }
+        // A result too large to record fails the run (record_result said so in the store); the program still
+        // gets it, and the next call (or the end of the pass) sees the failure.
         match executed {
-            Ok(result) => {
-                // A result too large to record fails the run; the program still gets it, and the next call
-                // (or the end of the pass) sees the failure.
-                let _ = store.record_result(&self.id, call.seq, result.as_ref(), inner.now());
-                CallAnswer::Value(result.map(|r| raw(&r)))
-            }
-            Err(message) => {
-                // The connector answered: the call has an outcome, replayed as this same error and never
-                // executed again (docs/design.md, "A call's outcome is recorded, errors included").
-                let _ = store.record_error(&self.id, call.seq, &message, inner.now());
-                CallAnswer::Error(message)
-            }
+            Ok(result) => CallAnswer::Value(result.map(|r| raw(&r))),
+            Err(message) => CallAnswer::Error(message),
         }
     }
 
@@ -1925,6 +2053,7 @@ impl PassHost for RuntimeHost {
             crate::STEP_CONNECTOR,
             name,
             None,
+            None,
             &crate::rules::Verdict {
                 effect: crate::rules::Effect::Allow,
                 rule: None,
@@ -1936,7 +2065,11 @@ impl PassHost for RuntimeHost {
         match decision {
             Ok(CallPlan::Execute) => StepAnswer::Execute,
             Ok(CallPlan::Replay(value)) => StepAnswer::Replay(value.map(|v| raw(&v))),
-            _ => StepAnswer::Stop,
+            Ok(_) => StepAnswer::Stop,
+            Err(error) => {
+                self.broken = Some(RuntimeError::Store(error));
+                StepAnswer::Stop
+            }
         }
     }
 
@@ -1947,11 +2080,13 @@ impl PassHost for RuntimeHost {
         let now = self.inner.now();
         match value {
             Ok(value) => match value.as_deref().map(parse_raw).transpose() {
-                Ok(value) => self
-                    .inner
-                    .store
-                    .record_result(&self.id, seq, value.as_ref(), now)
-                    .unwrap_or(false),
+                Ok(value) => {
+                    let recorded =
+                        self.inner
+                            .store
+                            .record_result(&self.id, seq, value.as_ref(), now);
+                    self.settle(recorded)
+                }
                 Err(reason) => step_unrecordable(self, seq, &reason, now),
             },
             Err(reason) => step_unrecordable(self, seq, &reason, now),
@@ -1979,10 +2114,11 @@ impl PassHost for RuntimeHost {
                 Err(unrecordable.as_str())
             }
         };
-        self.inner
+        let recorded = self
+            .inner
             .store
-            .record_step(&self.id, seq, name, value, now)
-            .unwrap_or(false)
+            .record_step(&self.id, seq, name, value, now);
+        self.settle(recorded)
     }
 
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {
@@ -2053,6 +2189,13 @@ fn file_rule(id: &str) -> RuntimeError {
 
 /// How long approving another host's run waits for that host to resume it and end its pass.
 const HANDED_WAIT: Duration = Duration::from_secs(30);
+
+/// A decision on a call that no longer waits as it was shown (docs/design.md, "A decision names its call").
+fn not_the_call_shown(why: &str) -> RuntimeError {
+    RuntimeError::Stale(format!(
+        "Not decided: {why}. Look at the call again before deciding."
+    ))
+}
 
 fn already_decided(id: &str) -> RuntimeError {
     RuntimeError::Stale(format!(

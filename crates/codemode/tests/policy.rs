@@ -170,7 +170,7 @@ async fn a_rule_changed_while_a_run_is_paused_does_not_change_its_replay() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_unconditional_deny_hides_the_method_everywhere() {
+async fn an_unconditional_deny_hides_the_method_from_discovery_and_says_why_when_called() {
     let ledger = Ledger::new();
     let runtime = ledger.runtime().await;
     let before = runtime.search("ledger pay").await.unwrap();
@@ -194,10 +194,12 @@ async fn an_unconditional_deny_hides_the_method_everywhere() {
             .await
             .unwrap(),
     );
+    // Hidden from discovery, but a program that calls it anyway reads why (docs/design.md, "Rules").
     assert_eq!(
         called["error"],
-        "Code execution failed: Tool \"pay\" not found on ledger"
+        "Code execution failed: Action ledger.pay denied by rule \"no-pay\""
     );
+    assert_eq!(called["calls"][0]["decision"]["kind"], "denied", "{called}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -492,7 +492,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
             };
             let decide = |args: &Value| {
                 store
-                    .decide(&id, 0, "items", "echo", Some(args), &allow, false, 1)
+                    .decide(&id, 0, "items", "echo", Some(args), None, &allow, false, 1)
                     .expect("decide")
             };
             prop_assert_eq!(decide(&args), CallPlan::Execute);

@@ -107,7 +107,8 @@ async fn an_approval_gated_call_pauses_and_approval_applies_it_exactly_once() {
     let id = paused["executionId"].as_str().unwrap().to_owned();
     assert_eq!(
         paused["pending"],
-        json!([{"executionId": id, "seq": 1, "connector": "items", "method": "create_item", "args": {"title": "first"}}])
+        json!([{"executionId": id, "seq": 1, "connector": "items", "method": "create_item", "args": {"title": "first"},
+                 "digest": codemode::args_digest(Some(&json!({"title": "first"})))}])
     );
     assert!(paused.get("logs").is_none());
     assert_eq!(paused["calls"][0]["state"], "applied");

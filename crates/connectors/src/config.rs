@@ -99,6 +99,8 @@ pub struct ConnectorConfig {
     /// Method (as written) → the read-only call whose answer shows a person what the method would change
     /// (docs/design.md, "Previews"); its args templates may use `{{args.…}}` only.
     pub preview: BTreeMap<String, RevertTemplate>,
+    /// Methods a preview template may call besides those the server annotates `readOnlyHint: true`.
+    pub read_only: Vec<String>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -437,6 +439,8 @@ struct RawConnector {
     revert: BTreeMap<String, RawRevert>,
     #[serde(default)]
     preview: BTreeMap<String, RawRevert>,
+    #[serde(default)]
+    read_only: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -604,6 +608,27 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     ),
                 ));
             }
+            // A preview runs without a person, every time a card is shown: it may only read. A gated method is
+            // refused here; one the server does not annotate read-only (nor `readOnly` lists) is refused when
+            // the preview would run (docs/design.md, "Previews only read").
+            let gates = |method: &str| match &approval {
+                Approval::All => true,
+                Approval::Methods(_) => approval.requires(method, &sanitize_tool_name(method), &[]),
+                Approval::Default => false,
+            };
+            if let Some((method, template)) = entry
+                .preview
+                .iter()
+                .find(|(_, template)| gates(&template.method))
+            {
+                return Err(at_path(
+                    &[&needle, "\"preview\""],
+                    format!(
+                        "{key}.preview.{method}: names {}, which needs approval; a preview runs without a person, so it may only name a read-only method (annotated readOnlyHint by the server, or listed under readOnly)",
+                        template.method
+                    ),
+                ));
+            }
             // 0 would report every call as hung and stop the server.
             let timeouts = [
                 ("callTimeoutMs", entry.call_timeout_ms),
@@ -628,6 +653,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 revert_timeout: Duration::from_millis(entry.revert_timeout_ms.unwrap_or(30_000)),
                 revert: templates(entry.revert),
                 preview: templates(entry.preview),
+                read_only: entry.read_only,
             });
         }
     }
@@ -637,12 +663,8 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         let needle = id
             .as_ref()
             .map_or("\"rules\"".to_owned(), |id| format!("\"{id}\""));
-        let rule: codemode::Rule = serde_json::from_value(value).map_err(|e| {
-            at(
-                &needle,
-                format!("rules[{index}]: {}", strip_position(&e.to_string())),
-            )
-        })?;
+        let rule = codemode::Rule::from_value(value)
+            .map_err(|e| at(&needle, format!("rules[{index}]: {e}")))?;
         codemode::rules::CompiledRule::new(rule.clone())
             .map_err(|e| at(&needle, format!("rules[{index}]: {e}")))?;
         if rules.iter().any(|r| r.id == rule.id) {

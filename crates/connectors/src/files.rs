@@ -248,7 +248,8 @@ impl FilesConnector {
             "write_file" => {
                 let args: WriteArgs = parse(method, args)?;
                 let after = decode(&args.content, args.encoding)?;
-                let path = file_path(&args.path)?;
+                // The file the write lands in, symlinks followed: what the person must see.
+                let path = file_path(&resolve(&dir, &args.path)?)?;
                 let before = current(&dir, &path)?;
                 // Text on both sides (or a new text file) reads as a diff; anything else as digests.
                 let before_text = match &before {
@@ -257,13 +258,13 @@ impl FilesConnector {
                 };
                 match (before_text, as_text(&after)) {
                     (Some(before), Some(after)) => Preview::Diff {
-                        path: args.path,
+                        path,
                         before,
                         after: after.to_owned(),
                         cut: false,
                     },
                     _ => Preview::Binary {
-                        path: args.path,
+                        path,
                         before_size: before.as_ref().map(|b| b.len() as u64),
                         after_size: after.len() as u64,
                         before_sha256: before.as_deref().map(hash),
@@ -273,21 +274,22 @@ impl FilesConnector {
             }
             "delete_file" => {
                 let args: PathArgs = parse(method, args)?;
-                let path = file_path(&args.path)?;
+                let path = file_path(&resolve(&dir, &args.path)?)?;
                 let before = current(&dir, &path)?.map(|bytes| described(&bytes));
                 Preview::Delete {
-                    path: args.path,
+                    path,
                     before,
                     cut: false,
                 }
             }
             "move_file" => {
                 let args: MoveArgs = parse(method, args)?;
-                let to = file_path(&args.to)?;
+                let from = file_path(&resolve(&dir, &args.from)?)?;
+                let to = file_path(&resolve(&dir, &args.to)?)?;
                 let overwrites = current(&dir, &to)?.map(|bytes| described(&bytes));
                 Preview::Move {
-                    from: args.from,
-                    to: args.to,
+                    from,
+                    to,
                     overwrites,
                     cut: false,
                 }
@@ -561,6 +563,74 @@ fn normalise(path: &str) -> Result<String, String> {
     })
 }
 
+/// How many symlinks one path may pass through, as Linux allows (`ELOOP` past it).
+const MAX_LINKS: usize = 40;
+
+/// `path` as the workspace resolves it: [`normalise`]d by name first (as every operation does), then each
+/// symlink inside the workspace followed, its `..` resolved where the link is; `.` for the root. A link that
+/// leads outside the workspace (absolute, or climbing above the root) is refused, as the operation itself
+/// would refuse it. Parts that do not exist are kept as written.
+fn resolve(dir: &Dir, path: &str) -> Result<String, String> {
+    let refused = || format!("{path}: refused, the path leads outside the workspace");
+    let normal = normalise(path)?;
+    let mut pending: std::collections::VecDeque<String> = if normal == "." {
+        Default::default()
+    } else {
+        normal.split('/').map(str::to_owned).collect()
+    };
+    let mut resolved: Vec<String> = Vec::new();
+    let mut links = 0;
+    while let Some(part) = pending.pop_front() {
+        match part.as_str() {
+            "" | "." => continue,
+            ".." => {
+                resolved.pop().ok_or_else(refused)?;
+                continue;
+            }
+            _ => {}
+        }
+        let candidate = if resolved.is_empty() {
+            part.clone()
+        } else {
+            format!("{}/{part}", resolved.join("/"))
+        };
+        let is_link = dir
+            .symlink_metadata(&candidate)
+            .is_ok_and(|metadata| metadata.file_type().is_symlink());
+        if !is_link {
+            resolved.push(part);
+            continue;
+        }
+        links += 1;
+        if links > MAX_LINKS {
+            return Err(format!("{path}: too many levels of symbolic links"));
+        }
+        let target = dir.read_link(&candidate).map_err(|_| refused())?;
+        if target.is_absolute() {
+            return Err(refused());
+        }
+        let mut parts: Vec<String> = Vec::new();
+        for component in target.components() {
+            match component {
+                Component::Normal(name) => {
+                    parts.push(name.to_str().ok_or_else(refused)?.to_owned())
+                }
+                Component::ParentDir => parts.push("..".to_owned()),
+                Component::CurDir => {}
+                Component::RootDir | Component::Prefix(_) => return Err(refused()),
+            }
+        }
+        for part in parts.into_iter().rev() {
+            pending.push_front(part);
+        }
+    }
+    Ok(if resolved.is_empty() {
+        ".".to_owned()
+    } else {
+        resolved.join("/")
+    })
+}
+
 /// [`normalise`]d, for a call that writes a file: the root is not one.
 fn file_path(path: &str) -> Result<String, String> {
     match normalise(path)? {
@@ -750,6 +820,44 @@ impl Connector for FilesConnector {
             self.run(method, args.unwrap_or(Value::Null), &ctx)
                 .map(Some)
         })
+    }
+
+    /// Paths as the workspace will resolve them (`.`/`..`, repeated separators and every symlink inside the
+    /// workspace followed; one that ends outside is refused), and base64 content decoded: as text when it is
+    /// UTF-8, else as `{bytes, sha256}`, which no text matcher matches (docs/design.md, "What a call means").
+    fn canonical(&self, method: &str, args: Option<&Value>) -> Result<Option<Value>, String> {
+        if !matches!(
+            method,
+            "read_file" | "write_file" | "delete_file" | "move_file" | "list_dir" | "stat"
+        ) {
+            return Ok(None);
+        }
+        let Some(Value::Object(sent)) = args else {
+            return Ok(None);
+        };
+        let dir = self.dir()?;
+        let mut read = sent.clone();
+        for key in ["path", "from", "to"] {
+            if let Some(Value::String(path)) = sent.get(key) {
+                read.insert(key.to_owned(), Value::String(resolve(&dir, path)?));
+            }
+        }
+        if method == "write_file"
+            && sent.get("encoding").and_then(Value::as_str) == Some("base64")
+            && let Some(Value::String(content)) = sent.get("content")
+            && let Ok(bytes) = BASE64.decode(content.as_bytes())
+        {
+            read.remove("encoding");
+            let decoded = match String::from_utf8(bytes) {
+                Ok(text) => Value::String(text),
+                Err(e) => {
+                    let bytes = e.into_bytes();
+                    json!({"bytes": bytes.len(), "sha256": hash(&bytes)})
+                }
+            };
+            read.insert("content".to_owned(), decoded);
+        }
+        Ok((&read != sent).then_some(Value::Object(read)))
     }
 
     fn preview<'a>(

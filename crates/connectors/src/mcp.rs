@@ -37,6 +37,8 @@ pub struct Policy {
     pub revert: BTreeMap<String, RevertTemplate>,
     /// Method (as written) → the read-only call that shows what it would change.
     pub preview: BTreeMap<String, RevertTemplate>,
+    /// Methods previews may call besides those the server annotates read-only.
+    pub read_only: Vec<String>,
 }
 
 impl Policy {
@@ -114,6 +116,8 @@ struct Session {
 struct Method {
     original: String,
     descriptor: ToolDescriptor,
+    /// The server annotates the tool `readOnlyHint: true`.
+    read_only: bool,
 }
 
 impl Session {
@@ -193,6 +197,7 @@ impl McpConnector {
             hidden: entry.hidden.clone(),
             revert: entry.revert.clone(),
             preview: entry.preview.clone(),
+            read_only: entry.read_only.clone(),
         };
         let connector = McpConnector::new(
             &entry.name,
@@ -400,9 +405,15 @@ impl McpConnector {
                 hidden: Policy::lists(&policy.hidden, &original, &sanitised),
                 revertible: policy.revert_for(&original, &sanitised).is_some(),
             };
+            let read_only = tool
+                .annotations
+                .as_ref()
+                .and_then(|annotations| annotations.read_only_hint)
+                == Some(true);
             methods.push(Method {
                 original,
                 descriptor,
+                read_only,
             });
         }
         Ok(Session {
@@ -751,6 +762,25 @@ impl Connector for McpConnector {
             let Some(template) = self.policy.preview_for(&original, method) else {
                 return Ok(None);
             };
+            // Made without a person every time a card is shown: only a method that reads may be called
+            // (docs/design.md, "Previews only read").
+            let session = self.session().await?;
+            let reads = Policy::lists(&self.policy.read_only, &template.method, &template.method)
+                || session.methods.iter().any(|m| {
+                    m.read_only
+                        && (m.original == template.method
+                            || m.descriptor.name == sanitize_tool_name(&template.method))
+                });
+            let gated = self.policy.approval.as_ref().is_some_and(|approval| {
+                approval.requires(&template.method, &sanitize_tool_name(&template.method), &[])
+            });
+            if !reads || gated {
+                return Err(format!(
+                    "the preview template for {method} names {}, which {} not declared read-only (the server's readOnlyHint, or readOnly in connectors.json): it was not called",
+                    template.method,
+                    if gated { "needs approval and is" } else { "is" }
+                ));
+            }
             let args = args.unwrap_or(Value::Object(Map::new()));
             let preview_args = render_template(&template.args, &args, &Value::Null)
                 .map_err(|e| e.replace("revert template", "preview template"))?;

@@ -4,4 +4,12 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * A call waiting for a human decision.
  */
-export type PendingAction = { executionId: string, seq: number, connector: string, method: string, args?: JsonValue | null, interrupted?: boolean, };
+export type PendingAction = { executionId: string, seq: number, connector: string, method: string, args?: JsonValue | null, 
+/**
+ * What the connector will read, where it differs from `args` (see [`ToolLogEntry::canonical`]).
+ */
+canonical?: JsonValue | null, 
+/**
+ * [`args_digest`] of `args`: a decision sends it back, so it lands only on the call that was shown.
+ */
+digest: string, interrupted?: boolean, };

@@ -6,7 +6,13 @@ import type { JsonValue } from "./serde_json/JsonValue";
 /**
  * A call as recorded in the durable log (`ToolLogEntry`), plus our attribution and divergence detail.
  */
-export type ToolLogEntry = { seq: number, connector: string, method: string, args?: JsonValue | null, result?: JsonValue | null, requiresApproval: boolean, ephemeral?: boolean, state: EntryState, decidedBy?: string | null, decidedAt?: number | null, interrupted?: boolean, 
+export type ToolLogEntry = { seq: number, connector: string, method: string, args?: JsonValue | null, 
+/**
+ * The arguments as the connector reads them ([`crate::Connector::canonical`]: for `files`, paths with
+ * `..` and symlinks resolved, base64 content decoded), where that differs from what the program sent.
+ * Rules decided on this form, and displays show it (docs/design.md, "What a call means").
+ */
+canonical?: JsonValue | null, result?: JsonValue | null, requiresApproval: boolean, ephemeral?: boolean, state: EntryState, decidedBy?: string | null, decidedAt?: number | null, interrupted?: boolean, 
 /**
  * `{recorded: {connector, method, args}, attempted: {connector, method, args}}` on a divergence.
  */

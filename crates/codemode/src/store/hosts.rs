@@ -5,8 +5,8 @@
 //! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
 
 use super::sql::{Sql, args};
-use super::{Holder, Result, RunRow, Store, StoreError, run_row};
-use crate::model::{Decision, ExecutionStatus, RunHost};
+use super::{Holder, Result, RunRow, Store, StoreError, other_call, run_row};
+use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
 use crate::transitions::Holders;
 use std::time::Duration;
 
@@ -38,6 +38,8 @@ pub enum HandOff {
     RollingBack(u32),
     /// Its pending call was already decided (approved elsewhere), and waits for its host.
     AlreadyDecided,
+    /// The call waiting is not the one the decision names: nothing was written.
+    OtherCall(String),
     Missing,
 }
 
@@ -153,7 +155,12 @@ impl Store {
     /// Approving on a shared store: a run of another live host keeps `decision` for that host (which is told
     /// on commit and resumes the run with it); a run of this host, or of none, is left for a local resume.
     /// Conditional on the run being paused, not rolled back, and not already approved elsewhere.
-    pub fn hand_off(&self, id: &str, decision: &Decision) -> Result<HandOff, StoreError> {
+    pub fn hand_off(
+        &self,
+        id: &str,
+        decision: &Decision,
+        expected: Option<&CallRef>,
+    ) -> Result<HandOff, StoreError> {
         let text = serde_json::to_string(decision).unwrap_or_default();
         let handed = self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
@@ -174,6 +181,9 @@ impl Store {
             }
             if !host.alive {
                 return Ok(HandOff::HostGone(host));
+            }
+            if let Some(other) = other_call(tx, id, expected)? {
+                return Ok(HandOff::OtherCall(other));
             }
             let handed = tx.execute(
                 "UPDATE cm_executions SET handed = ?2, updated_at = ?3

@@ -10,8 +10,8 @@ pub(crate) mod sql;
 
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
 use crate::model::{
-    Actor, Decision, DecisionKind, EntryState, ExecutionState, ExecutionStatus, PendingAction,
-    ToolLogEntry,
+    Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionState, ExecutionStatus,
+    PendingAction, ToolLogEntry,
 };
 use crate::model::{ExecutionPage, ExecutionQuery, ExecutionSummary, Snippet};
 use crate::owner::ProcessIdentity;
@@ -39,7 +39,7 @@ type Result<T, E = DbError> = std::result::Result<T, E>;
 const SQLITE_POLL: Duration = Duration::from_millis(100);
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 10;
+pub const SCHEMA_VERSION: i64 = 11;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -148,6 +148,9 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE cm_executions ADD COLUMN owner_host TEXT;
     ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT;
     ALTER TABLE cm_executions ADD COLUMN handed TEXT;",
+    // 11: the arguments as the connector reads them, where that differs from what the program sent
+    // (docs/design.md, "What a call means").
+    "ALTER TABLE cm_log ADD COLUMN canonical TEXT;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -235,6 +238,7 @@ const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT COLLATE "C";
     ALTER TABLE cm_executions ADD COLUMN handed TEXT;"#,
     ),
+    (11, "ALTER TABLE cm_log ADD COLUMN canonical TEXT;"),
 ];
 
 /// How long finished runs are kept (docs/design.md, "Retention").
@@ -277,6 +281,7 @@ pub struct RecentCallRow {
     pub at: i64,
     pub connector: String,
     pub method: String,
+    /// The arguments as rules read them: the connector's canonical form where it differs from what was sent.
     pub args: Option<Value>,
     /// The call waits for a decision.
     pub pending: bool,
@@ -380,6 +385,8 @@ pub enum CallPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Resume {
     Resumed,
+    /// The call waiting is not the one the decision names (another seq, other arguments): nothing changed.
+    OtherCall(String),
     /// Another host's approval waits for this run's host to resume it.
     AlreadyDecided,
     NotPaused(ExecutionStatus),
@@ -397,6 +404,8 @@ pub enum Rejection {
     RollingBack(u32),
     /// Nothing at that `seq` waits for a decision.
     NotPending,
+    /// The call at that `seq` has other arguments than the ones the decision names.
+    OtherCall(String),
     /// Another host's approval waits for this run's host to resume it.
     AlreadyDecided,
     Missing,
@@ -581,6 +590,7 @@ impl Store {
         connector: &str,
         method: &str,
         args: Option<&Value>,
+        canonical: Option<&Value>,
         verdict: &Verdict,
         ephemeral: bool,
         now: i64,
@@ -611,7 +621,7 @@ impl Store {
                 return match step {
                     CallStep::Missing => Ok(CallPlan::Missing),
                     CallStep::Record { .. } => {
-                        self.record_call(tx, id, seq, &attempt, verdict, ephemeral, now)
+                        self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now)
                     }
                     _ => Ok(CallPlan::Pause),
                 };
@@ -646,7 +656,7 @@ impl Store {
                         None => CallPlan::Execute,
                     })
                 }
-                CallStep::Record { .. } => self.record_call(tx, id, seq, &attempt, verdict, ephemeral, now),
+                CallStep::Record { .. } => self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now),
             }
         })
     }
@@ -661,6 +671,7 @@ impl Store {
         id: &str,
         seq: u64,
         attempt: &Attempt<'_>,
+        canonical: Option<&Value>,
         verdict: &Verdict,
         ephemeral: bool,
         now: i64,
@@ -711,14 +722,14 @@ impl Store {
             // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
-                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL)
+                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13)
              ON CONFLICT (execution_id, seq) DO UPDATE SET
                connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
                requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
                state = excluded.state, error = excluded.error, decision = excluded.decision,
                decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
-               divergence = NULL, reverted_at = NULL, shown = NULL",
+               divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical",
             args![
                 id,
                 seq as i64,
@@ -732,6 +743,7 @@ impl Store {
                 decision.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
                 decision.as_ref().map(|_| "rule"),
                 decision.as_ref().map(|_| now),
+                canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
             ],
         )?;
         if let Some(rule) = &verdict.rule {
@@ -901,6 +913,31 @@ impl Store {
         })
     }
 
+    /// Fault injection for the tests of docs/design.md, "When the store fails": makes this process's SQLite
+    /// connection refuse every write (`PRAGMA query_only`), as a read-only database does. Not for use outside
+    /// tests; a no-op on PostgreSQL, whose tests make the database itself read-only.
+    #[doc(hidden)]
+    pub fn refuse_writes_for_tests(&self, refuse: bool) {
+        if let Database::Sqlite(connection) = &self.database {
+            let connection = connection.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = connection.pragma_update(None, "query_only", refuse);
+        }
+    }
+
+    /// Lets go of this process's running pass of run `id`, whose calls could not all be recorded: the run is
+    /// then `interrupted` (its holder is no process), so `recover` takes it over and asks again about a gated
+    /// call left `executing`. Conditional on the run still running under this process; true when released.
+    pub fn release_pass(&self, id: &str) -> Result<bool, StoreError> {
+        self.write_run(id, |tx| {
+            let released = tx.execute(
+                "UPDATE cm_executions SET owner_pid = NULL, owner_started = NULL
+                 WHERE id = ?1 AND runtime = ?2 AND status = 'running' AND owner_pid = ?3 AND owner_started = ?4",
+                args![id, self.runtime, self.owner.pid, self.owner.started as i64],
+            )?;
+            Ok(released > 0)
+        })
+    }
+
     /// Records the error a connector answered a call with: the call has an outcome, so replay gives the
     /// program the same error and a rollback has nothing of it to undo. The run goes on.
     pub fn record_error(
@@ -1050,6 +1087,7 @@ impl Store {
         id: &str,
         decision: &Decision,
         handed: bool,
+        expected: Option<&CallRef>,
     ) -> Result<Resume, StoreError> {
         let (by, now) = (decision.by.as_str(), decision.at);
         let decision = serde_json::to_string(decision).unwrap_or_default();
@@ -1061,6 +1099,9 @@ impl Store {
                 ResumeStep::NotPaused(status) => return Ok(Resume::NotPaused(status)),
                 ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
                 ResumeStep::Claim => {}
+            }
+            if let Some(other) = other_call(tx, id, expected)? {
+                return Ok(Resume::OtherCall(other));
             }
             let changed = tx.execute(
                 &format!(
@@ -1423,6 +1464,7 @@ impl Store {
         &self,
         id: &str,
         seq: u64,
+        digest: Option<&str>,
         actor: Actor,
         reason: Option<&str>,
         now: i64,
@@ -1451,6 +1493,11 @@ impl Store {
             };
             if run.handed {
                 return Ok(Rejection::AlreadyDecided);
+            }
+            if let Some(digest) = digest
+                && let Some(other) = other_call(tx, id, Some(&CallRef { seq, digest: Some(digest.to_owned()) }))?
+            {
+                return Ok(Rejection::OtherCall(other));
             }
             let decision = Decision {
                 kind: DecisionKind::Rejected,
@@ -1602,11 +1649,16 @@ impl Store {
     pub fn recent_calls(&self, limit: usize) -> Result<Vec<RecentCallRow>, StoreError> {
         self.with(|connection| {
             connection.query_map(
-                "SELECT e.id, e.status, e.source, e.updated_at, l.connector, l.method, l.args, l.state
+                "SELECT e.id, e.status, e.source, e.updated_at, l.connector, l.method,
+                        COALESCE(l.canonical, l.args), l.state
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND l.connector != ?3
-                 ORDER BY e.created_at DESC, e.id DESC, l.seq DESC LIMIT ?2", 
-                args![self.runtime, limit.min(i64::MAX as usize) as i64, crate::STEP_CONNECTOR],
+                 ORDER BY e.created_at DESC, e.id DESC, l.seq DESC LIMIT ?2",
+                args![
+                    self.runtime,
+                    limit.min(i64::MAX as usize) as i64,
+                    crate::STEP_CONNECTOR
+                ],
                 |row| {
                     Ok(RecentCallRow {
                         execution_id: row.get(0)?,
@@ -1633,7 +1685,7 @@ impl Store {
                         e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine,
                         oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
-                        l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision
+                        l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -1727,18 +1779,21 @@ impl Store {
     /// Pending calls of paused runs, newest run first (reference §2.6).
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
         self.with(|connection| {
-            let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted
+            let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
             connection.query_map(sql, args![self.runtime, id], |row| {
+                let args = parse_json(row.get::<Option<String>>(4)?);
                 Ok(PendingAction {
                     execution_id: row.get(0)?,
                     seq: row.get::<i64>(1)? as u64,
                     connector: row.get(2)?,
                     method: row.get(3)?,
-                    args: parse_json(row.get::<Option<String>>(4)?),
+                    digest: crate::model::args_digest(args.as_ref()),
+                    args,
+                    canonical: parse_json(row.get::<Option<String>>(6)?),
                     interrupted: row.get(5)?,
                 })
             })
@@ -1845,7 +1900,7 @@ fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> {
 fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
-                interrupted, divergence, error, decision
+                interrupted, divergence, error, decision, canonical
          FROM cm_log WHERE execution_id = ?1
            AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
          ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
@@ -1855,7 +1910,7 @@ fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEn
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
 const LOG_AT: usize = 17;
 
-/// A log entry from the 14 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+/// A log entry from the 15 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
@@ -1881,6 +1936,7 @@ fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
         divergence: parse_json(row.get(at + 11)?),
         error: row.get(at + 12)?,
         decision: parse_decision(row.get(at + 13)?),
+        canonical: parse_json(row.get(at + 14)?),
     })
 }
 
@@ -1915,6 +1971,53 @@ fn recorded_call(tx: &dyn Sql, id: &str, seq: u64) -> Result<Option<RecordedRow>
             })
         },
     )
+}
+
+/// Why the calls waiting in run `id` do not include the one `expected` names — another seq waits, or the
+/// call at that seq has other arguments than the ones shown — or `None` when it waits as shown
+/// (docs/design.md, "A decision names its call").
+pub(super) fn other_call(
+    tx: &dyn Sql,
+    id: &str,
+    expected: Option<&CallRef>,
+) -> Result<Option<String>> {
+    let Some(expected) = expected else {
+        return Ok(None);
+    };
+    let waiting = tx.query_map(
+        "SELECT seq, args FROM cm_log WHERE execution_id = ?1 AND state = 'pending' ORDER BY seq",
+        args![id],
+        |row| {
+            Ok((
+                row.get::<i64>(0)? as u64,
+                parse_json(row.get::<Option<String>>(1)?),
+            ))
+        },
+    )?;
+    Ok(match waiting.iter().find(|(seq, _)| *seq == expected.seq) {
+        Some((_, args))
+            if expected
+                .digest
+                .as_ref()
+                .is_none_or(|digest| *digest == crate::model::args_digest(args.as_ref())) =>
+        {
+            None
+        }
+        Some(_) => Some(format!(
+            "call {} of execution \"{id}\" now has other arguments than the ones shown",
+            expected.seq
+        )),
+        None => Some(match waiting.first() {
+            Some((seq, _)) => format!(
+                "execution \"{id}\" now waits on call {seq}, not on call {} that was shown",
+                expected.seq
+            ),
+            None => format!(
+                "call {} of execution \"{id}\" is no longer waiting for a decision",
+                expected.seq
+            ),
+        }),
+    })
 }
 
 fn bump_rules_version(tx: &dyn Sql, runtime: &str) -> Result<()> {

@@ -1,0 +1,163 @@
+//! A failed write after an effect is never forgotten (docs/design.md, "When the store fails"): the store is
+//! made to refuse writes right after a connector acted, and the run must then stop interrupted with that call
+//! in doubt — never replayed as if it had not run — and be recoverable once the store takes writes again.
+
+mod support;
+
+use codemode::{
+    Actor, BoxFuture, CallContext, Connector, EntryState, Runtime, RuntimeError, RuntimeOptions,
+    ToolDescriptor,
+};
+use serde_json::{Value, json};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+/// `act` (gated) and `note` (not gated) each count an effect, then make the store refuse writes while the
+/// test says so: the failure lands exactly between the effect and its record.
+#[derive(Default)]
+struct Sink {
+    effects: Mutex<Vec<(String, u64, String)>>,
+    runtime: OnceLock<Runtime>,
+    fail_after_effect: Mutex<bool>,
+}
+
+impl Connector for Sink {
+    fn name(&self) -> &str {
+        "sink"
+    }
+
+    fn tools(&self) -> BoxFuture<'_, Result<Vec<ToolDescriptor>, String>> {
+        Box::pin(async {
+            Ok(vec![
+                ToolDescriptor {
+                    name: "act".into(),
+                    requires_approval: true,
+                    ..ToolDescriptor::default()
+                },
+                ToolDescriptor {
+                    name: "note".into(),
+                    ..ToolDescriptor::default()
+                },
+            ])
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        method: &'a str,
+        _args: Option<Value>,
+        ctx: CallContext,
+    ) -> BoxFuture<'a, Result<Option<Value>, String>> {
+        Box::pin(async move {
+            self.effects
+                .lock()
+                .unwrap()
+                .push((ctx.execution_id, ctx.seq, method.to_owned()));
+            if *self.fail_after_effect.lock().unwrap()
+                && let Some(runtime) = self.runtime.get()
+            {
+                runtime.refuse_store_writes_for_tests(true);
+            }
+            Ok(Some(json!({"done": true})))
+        })
+    }
+}
+
+async fn sink_runtime() -> (Arc<Sink>, Runtime) {
+    let sink = Arc::new(Sink::default());
+    let db = std::env::temp_dir()
+        .join(format!("codemode-faults-{}", uuid::Uuid::new_v4()))
+        .join("codemode.db");
+    let options = RuntimeOptions {
+        worker: Some(support::worker_path()),
+        ..RuntimeOptions::default()
+    };
+    let connector: Arc<dyn Connector> = sink.clone();
+    let runtime = Runtime::open(support::store_at(&db), options, vec![connector])
+        .await
+        .expect("runtime");
+    let _ = sink.runtime.set(runtime.clone());
+    (sink, runtime)
+}
+
+/// Waits (bounded) for the background release of the pass to reach the store once it takes writes again.
+async fn interrupted(runtime: &Runtime, id: &str) -> bool {
+    for _ in 0..200 {
+        if runtime
+            .execution(id)
+            .ok()
+            .flatten()
+            .is_some_and(|run| run.interrupted)
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approved_call_whose_outcome_could_not_be_recorded_is_in_doubt_never_replayed_as_not_run()
+ {
+    if support::on_postgres() {
+        return; // The SQLite connection's fault; docs/design.md says how PostgreSQL is covered.
+    }
+    let (sink, runtime) = sink_runtime().await;
+    let paused = runtime
+        .execute("async () => { await sink.act(); return 'after'; }")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    *sink.fail_after_effect.lock().unwrap() = true;
+    let error = runtime
+        .approve(&id, Actor::Console, None)
+        .await
+        .expect_err("the outcome could not be recorded");
+    assert!(matches!(error, RuntimeError::Interrupted(_)), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("the outcome of sink.act (call 0) could not be recorded after it ran")
+            && message.contains("in doubt"),
+        "{message}"
+    );
+    assert_eq!(sink.effects.lock().unwrap().len(), 1);
+
+    // The store takes writes again: the run is interrupted, its call still executing (in doubt).
+    *sink.fail_after_effect.lock().unwrap() = false;
+    runtime.refuse_store_writes_for_tests(false);
+    assert!(interrupted(&runtime, &id).await, "the pass was let go");
+    let run = runtime.execution(&id).unwrap().unwrap();
+    assert_eq!(run.log[0].state, EntryState::Executing, "{:?}", run.log);
+
+    // Recovering asks a person again rather than replaying the call as if it had not run.
+    let recovered = serde_json::to_value(runtime.recover(&id).await.unwrap()).unwrap();
+    assert_eq!(recovered["status"], "paused", "{recovered}");
+    assert_eq!(recovered["pending"][0]["interrupted"], true, "{recovered}");
+    assert_eq!(sink.effects.lock().unwrap().len(), 1, "nothing ran again");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
+    if support::on_postgres() {
+        return;
+    }
+    let (sink, runtime) = sink_runtime().await;
+    *sink.fail_after_effect.lock().unwrap() = true;
+    let error = runtime
+        .execute(
+            "async () => { try { await sink.note(); } catch (e) { return 'caught'; } await sink.note(); return 'went on'; }",
+        )
+        .await
+        .expect_err("the pass stops");
+    assert!(matches!(error, RuntimeError::Interrupted(_)), "{error:?}");
+    assert_eq!(
+        sink.effects.lock().unwrap().len(),
+        1,
+        "the program did not go on past the unrecorded call"
+    );
+    runtime.refuse_store_writes_for_tests(false);
+    let id = sink.effects.lock().unwrap()[0].0.clone();
+    assert!(interrupted(&runtime, &id).await);
+    let run = runtime.execution(&id).unwrap().unwrap();
+    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+}
