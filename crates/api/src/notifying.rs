@@ -215,11 +215,16 @@ impl Api {
             ));
         }
         let decided = if approve {
-            self.approve(id, Actor::Notification, None)
+            // Bound to the call the notification named: if the run moved on, the answer is stale.
+            let shown = codemode::CallRef {
+                seq,
+                digest: Some(action.digest.clone()),
+            };
+            self.approve_call(id, Some(&shown), Actor::Notification, None)
                 .await
                 .map(|outcome| outcome_status(&outcome))
         } else {
-            self.reject(id, seq, Actor::Notification, None)
+            self.reject_call(id, seq, Some(&action.digest), Actor::Notification, None)
                 .await
                 .map(|()| "rejected".to_owned())
         };

@@ -93,7 +93,8 @@ fn run_pending_approve_show_and_rollback() {
     assert_eq!(
         pending,
         json!([{"executionId": id, "seq": 0, "connector": "files", "method": "write_file",
-                "args": {"path": "out/report.txt", "content": "quarterly"}}])
+                "args": {"path": "out/report.txt", "content": "quarterly"},
+                "digest": codemode::args_digest(Some(&json!({"path": "out/report.txt", "content": "quarterly"})))}])
     );
     let (_, only) = json(&home, &["pending", &id]);
     assert_eq!(only, pending);
@@ -403,7 +404,7 @@ fn a_remembered_approval_lets_the_same_call_through_and_a_new_rule_can_approve_t
     assert_eq!(rule["call"], "files.write_file");
     assert_eq!(
         rule["when"][""],
-        json!({"path": "out/report.txt", "content": "quarterly"})
+        json!({"exact": {"path": "out/report.txt", "content": "quarterly"}})
     );
     assert!(rule["until"].as_i64().is_some(), "{rule}");
     // The same call again runs without asking; another one still waits.
@@ -533,8 +534,14 @@ fn executions_filters_limits_deletes_prunes_and_expires() {
     let bad_age = codemode(&home, &["--json", "expire", "--max-age", "soon"]);
     assert_eq!(bad_age.code, 1);
 
+    // Expired runs carry a decision (by expiry): pruning by count keeps them, as it keeps every record; they
+    // go by age (runtime.keepDecidedFor) or by a person's delete (docs/design.md, "Retention").
     let (code, pruned) = json(&home, &["prune", "--keep", "1"]);
-    assert_eq!((code, pruned), (0, json!({"deleted": 2})));
+    assert_eq!((code, pruned), (0, json!({"deleted": 0})));
+    for expired in [&ids[1], &ids[2]] {
+        let (code, _) = json(&home, &["delete", expired]);
+        assert_eq!(code, 0);
+    }
     let (_, left) = json(&home, &["executions"]);
     assert_eq!(left[0]["id"], done_id.as_str());
     assert_eq!(left.as_array().unwrap().len(), 1);
