@@ -353,6 +353,27 @@ await test("approve and allow adds a rule that lets the next matching call throu
   assert(readFileSync(join(HOME, "workspace", "scratch", "two.txt"), "utf8") === "2", "written by the allowed call");
 });
 
+await test("approve and allow keeps a multi-line value exactly: edited in a textarea, saved as shown", async () => {
+  const content = "first line\r\nsecond line\n\tthird";
+  await playground(`async () => files.write_file({ path: "multi.txt", content: ${JSON.stringify(content)} })`);
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
+  await clickInPage("#approve-allow");
+  await waitText("#allow-reach", (t) => t.includes("Matches"), "how far the exact rule reaches");
+  const field = await browser.execute(() => {
+    const el = document.querySelector('#allow-args [data-arg="content"]:not(select)');
+    return el && { tag: el.tagName, lines: el.value.split("\n").length };
+  });
+  assert(field && field.tag === "TEXTAREA" && field.lines === 3, `a textarea with the three lines: ${JSON.stringify(field)}`);
+  await clickInPage("#confirm-allow");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "approved");
+  const added = cli("rules").find((r) => r.origin === "database" && JSON.stringify(r.when.path || "").includes("multi.txt"));
+  const literal = (v) => (v && typeof v === "object" && "exact" in v ? v.exact : v);
+  assert(added && literal(added.when.content) === content, `the rule holds the value shown, line breaks and all: ${JSON.stringify(added)}`);
+  cli("rules", "remove", added.id);
+});
+
 await test("the rules view lists the connectors.json rule and the app's, and says which would decide a call", async () => {
   await nav("rules");
   const list = await waitText("#rules-list", (t) => t.includes("keep-is-kept") && t.includes("scratch/**"), "both rules");
@@ -439,20 +460,22 @@ await test("a pause from a separate codemode process appears, with a desktop not
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "resolved by the CLI");
 });
 
-await test("an open JSON node and a half-typed reason survive a pause arriving from another process", async () => {
-  await playground(`async () => files.write_file({ path: "deep.txt", content: "x", meta: { a: { b: { c: 1 } } } })`);
+await test("the arguments as the API renders them and a half-typed reason survive a pause arriving from another process", async () => {
+  await playground(`async () => files.write_file({ content: "x", meta: { a: { b: { c: 1 } } }, path: "deep.txt" })`);
   await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
   await nav("approvals");
-  await waitText("#arguments", (t) => t.includes("meta") && t.includes("1 keys"), "the nested node starts folded");
-  await browser.execute(() => document.querySelector("#arguments .more").click());
-  await waitText("#arguments", (t) => t.includes('"b"'), "the node opens");
+  // The card's rows (crates/api/src/display.rs): the path first whatever order the program used, nested values
+  // opened out.
+  const shown = await waitText("#arguments", (t) => t.includes("meta") && t.includes("c: 1"), "the nested value opened out");
+  assert(shown.indexOf("deep.txt") < shown.indexOf("content"), `the path first: ${shown}`);
+  await browser.execute(() => { document.querySelector("#argument-rows").dataset.kept = "yes"; });
   await (await $("#reject-reason")).setValue("half-typ");
   const program = join(HOME, "another.js");
   writeFileSync(program, WRITE("another.txt", "from another process"));
   const other = cli("run", program);
   await waitText("#approvals-list", (t) => t.includes("another.txt"), "the other process's pause is listed");
-  const after = await text("#arguments");
-  assert(after.includes('"b"'), `the opened node is still open: ${after}`);
+  const kept = await browser.execute(() => document.querySelector("#argument-rows")?.dataset.kept);
+  assert(kept === "yes", "the arguments were not drawn again");
   const reason = await browser.execute(() => document.querySelector("#reject-reason").value);
   assert(reason === "half-typ", `the reason being typed: ${reason}`);
   for (const pending of cli("pending")) cli("reject", pending.executionId, String(pending.seq));
@@ -668,6 +691,11 @@ function writeProgram(name, code) {
 function invoke(nid, key) {
   gdbus("-d", "org.freedesktop.Notifications", "-o", "/org/freedesktop/Notifications", "-m", "dev.codemode.TestDesktop.Invoke", String(nid), key);
 }
+/** Emits ActionInvoked for notification `nid` from a connection other than the notification server's, as any
+ * program on the session bus could (e2e/desktop_bus.py ForgeInvoke); returns that connection's unique name. */
+function forgeInvoke(nid, key) {
+  return /'([^']*)'/.exec(gdbus("-d", "org.freedesktop.Notifications", "-o", "/org/freedesktop/Notifications", "-m", "dev.codemode.TestDesktop.ForgeInvoke", String(nid), key))[1];
+}
 function clearQueue() {
   for (const p of cli("pending")) {
     try { cli("reject", p.executionId, String(p.seq)); } catch { /* decided meanwhile */ }
@@ -784,6 +812,36 @@ await test("a notification's Reject rejects; a server without actions gets none;
   } finally {
     cli("rules", "remove", "deletes-in-the-app");
   }
+});
+
+await test("a notification's body starts with the path and is escaped for markup; a forged ActionInvoked decides nothing", async () => {
+  clearQueue();
+  // As reported on dunst: a comment opened in one value and closed in another, and a key that looks like
+  // `path`, made the notification read as a write of scratch/notes.txt.
+  const code = `async () => files.write_file({ a: "<!--", n: "", "pa\\u200bth": "scratch/notes.txt", b: "-->", content: "x".repeat(300), path: "keep-markup.txt" })`;
+  const outcome = cli("run", writeProgram("notified-markup.js", code));
+  assert(outcome.status === "paused", JSON.stringify(outcome));
+  const note = await notificationAbout("files.write_file awaits approval", "keep-markup.txt");
+  assert(note.markup === true, "the test server advertises body-markup");
+  assert(note.body.startsWith('path: "keep-markup.txt"\n'), note.body);
+  assert(!note.body.includes("<") && !note.body.includes(">"), note.body);
+  assert(note.body.includes('a: "&lt;!--"') && note.body.includes('b: "--&gt;"'), note.body);
+  assert(note.body.includes('"pa\\u{200b}th": "scratch/notes.txt"'), note.body);
+  assert(note.body.includes("… (260 more characters)") && note.body.endsWith("from cli"), note.body);
+
+  // Another connection on the bus emits the server's signal for this notification: nothing is decided.
+  const forger = forgeInvoke(note.id, "approve");
+  const server = /'([^']*)'/.exec(gdbus("-d", "org.freedesktop.DBus", "-o", "/org/freedesktop/DBus", "-m", "org.freedesktop.DBus.GetNameOwner", "org.freedesktop.Notifications"))[1];
+  assert(forger !== server, `${forger} is not the server ${server}`);
+  forgeInvoke(note.id, "reject");
+  await new Promise((r) => setTimeout(r, 1500));
+  const still = cli("show", outcome.executionId);
+  assert(still.status === "paused", `a forged ActionInvoked decided the call: ${still.status}`);
+  assert(!existsSync(join(HOME, "workspace", "keep-markup.txt")), "nothing was written");
+  // The server's own answer still counts: the app is still listening to it.
+  invoke(note.id, "reject");
+  const run = await waitFor(() => { const r = cli("show", outcome.executionId); return r.status === "rejected" && r; }, "rejected from the notification");
+  assert(run.log.find((e) => e.method === "write_file").decision.by === "notification", "decided by notification");
 });
 
 await test("the tray shows the waiting count and the newest waiting calls; a click opens that run", async () => {

@@ -2,18 +2,23 @@
 """The desktop's side of the session bus, for the app's end-to-end tests (docs/desktop.md, "Tests").
 
 - org.freedesktop.Notifications: a notification server that records every Notify call as a JSON line in
-  $NOTIFY_RECORD, advertises `actions` or not (switchable), and, on request, invokes an action or closes a
-  notification as a person would, by emitting ActionInvoked / NotificationClosed.
+  $NOTIFY_RECORD, advertises `actions` or not (switchable) and `body-markup` (as dunst and GNOME do), and, on
+  request, invokes an action or closes a notification as a person would, by emitting ActionInvoked /
+  NotificationClosed. ForgeInvoke emits the same ActionInvoked from another connection on the bus, as any
+  program of the session could: the app must not take it for the server's answer.
 - org.kde.StatusNotifierWatcher: where tray icons register; each registration is recorded as a JSON line in
   $TRAY_RECORD ({"service": <bus name of the app>, "path": <item object path>}).
 
-The tests drive it with gdbus: dev.codemode.TestDesktop.SetActions(b), .Invoke(u id, s key), .Close(u id).
+The tests drive it with gdbus: dev.codemode.TestDesktop.SetActions(b), .Invoke(u id, s key), .Close(u id),
+.ForgeInvoke(u id, s key) -> s (the forging connection's unique name).
 """
 import json
 import os
 import sys
 
 import dbus
+import dbus.bus
+import dbus.lowlevel
 import dbus.service
 from dbus.mainloop.glib import DBusGMainLoop
 from gi.repository import GLib
@@ -37,7 +42,7 @@ class Notifications(dbus.service.Object):
 
     @dbus.service.method(NOTIFICATIONS, in_signature="", out_signature="as")
     def GetCapabilities(self):
-        return ["body", "actions"] if self.actions else ["body"]
+        return ["body", "body-markup", "actions"] if self.actions else ["body", "body-markup"]
 
     @dbus.service.method(NOTIFICATIONS, in_signature="susssasa{sv}i", out_signature="u")
     def Notify(self, app_name, replaces_id, icon, summary, body, actions, hints, timeout):
@@ -47,7 +52,7 @@ class Notifications(dbus.service.Object):
         record(self.record_path, {
             "id": nid, "app": str(app_name), "summary": str(summary), "body": str(body),
             "actions": dict(zip(pairs[0::2], pairs[1::2])),
-            "advertised": self.actions,
+            "advertised": self.actions, "markup": True,
         })
         return dbus.UInt32(nid)
 
@@ -78,6 +83,20 @@ class Notifications(dbus.service.Object):
     @dbus.service.method(TEST, in_signature="u", out_signature="")
     def Close(self, nid):
         self.NotificationClosed(dbus.UInt32(nid), dbus.UInt32(2))
+
+    @dbus.service.method(TEST, in_signature="us", out_signature="s")
+    def ForgeInvoke(self, nid, key):
+        # A connection of its own: the signal carries the same path, interface, member and arguments as the
+        # server's, and only its sender (this connection's unique name) tells it apart.
+        other = dbus.bus.BusConnection(os.environ["DBUS_SESSION_BUS_ADDRESS"])
+        try:
+            signal = dbus.lowlevel.SignalMessage("/org/freedesktop/Notifications", NOTIFICATIONS, "ActionInvoked")
+            signal.append(dbus.UInt32(nid), str(key), signature="us")
+            other.send_message(signal)
+            other.flush()
+            return other.get_unique_name()
+        finally:
+            other.close()
 
 
 class Watcher(dbus.service.Object):

@@ -6,7 +6,6 @@
 
 use crate::console::Console;
 use codemode::PendingAction;
-use codemode_api::{NotificationAnswer, NotificationCard};
 use serde_json::json;
 use std::collections::HashSet;
 use std::time::Duration;
@@ -85,11 +84,12 @@ pub fn start(app: AppHandle) {
     });
 }
 
-/// One notification per newly paused run. Where the notification server advertises `actions`, it offers
-/// Approve, Reject and Open (its default action), or only Open for a call marked `confirmInApp`; without
-/// `actions` it is text only. Approve and Reject decide as the window does, recorded `by: "notification"`; a
-/// decision that came too late is answered with a notification saying so (docs/desktop.md). A failure to
-/// notify is logged, never fatal.
+/// One notification per newly paused run (notifications.rs): where the notification server advertises
+/// `actions`, it offers Approve, Reject and Open (its default action), or only Open for a call marked
+/// `confirmInApp`; without `actions` it is text only. Approve and Reject decide as the window does, recorded
+/// `by: "notification"`, and only when the server the notification was sent to says so; a decision that came
+/// too late is answered with a notification saying so (docs/desktop.md). A failure to notify is logged, never
+/// fatal.
 fn notify(app: &AppHandle, action: &PendingAction) {
     let app = app.clone();
     let action = action.clone();
@@ -98,76 +98,9 @@ fn notify(app: &AppHandle, action: &PendingAction) {
             return;
         };
         let card = api.notification_card(&action).await;
-        tauri::async_runtime::spawn_blocking(move || show(app, card));
-    });
-}
-
-fn show(app: AppHandle, card: NotificationCard) {
-    let actions = notify_rust::get_capabilities()
-        .map(|caps| caps.iter().any(|c| c == "actions"))
-        .unwrap_or(false);
-    let mut notification = notify_rust::Notification::new();
-    notification
-        .appname("Codemode Console")
-        .summary(&card.summary)
-        .body(&card.body);
-    if actions {
-        notification.action("default", "Open");
-        if !card.confirm_in_app {
-            notification
-                .action("approve", "Approve")
-                .action("reject", "Reject");
-        }
-    }
-    let handle = match notification.show() {
-        Ok(handle) => handle,
-        Err(error) => {
-            eprintln!("codemode-console: could not show a notification: {error}");
-            return;
-        }
-    };
-    if !actions {
-        return;
-    }
-    // Waits (on this blocking thread) until an action is invoked or the notification is closed.
-    handle.wait_for_action(|key| match key {
-        "default" => crate::desktop::open_run(&app, &card.execution_id),
-        "approve" | "reject" => {
-            tauri::async_runtime::spawn(answer(app.clone(), card.clone(), key == "approve"));
-        }
-        _ => {}
-    });
-}
-
-async fn answer(app: AppHandle, card: NotificationCard, approve: bool) {
-    let answered = match app.state::<Console>().api().await {
-        Ok(api) => {
-            api.answer_notification(&card.execution_id, card.seq, approve)
-                .await
-        }
-        Err(error) => Err(error),
-    };
-    let (summary, body) = match answered {
-        Ok(NotificationAnswer::Decided { .. }) => return,
-        Ok(NotificationAnswer::Stale(message)) => (
-            format!(
-                "{} was not decided from here",
-                card.summary.trim_end_matches(" awaits approval")
-            ),
-            message,
-        ),
-        Err(error) => (
-            "Codemode Console could not decide".to_owned(),
-            error.message,
-        ),
-    };
-    tauri::async_runtime::spawn_blocking(move || {
-        if let Err(error) = notify_rust::Notification::new()
-            .appname("Codemode Console")
-            .summary(&summary)
-            .body(&body)
-            .show()
-        {
+        // The API is not held while the notification waits for an answer: connectors.json may change meanwhile.
+        drop(api);
+        if let Err(error) = crate::notifications::show_waiting(&app, &card).await {
             eprintln!("codemode-console: could not show a notification: {error}");
         }
     });

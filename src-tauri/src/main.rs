@@ -9,6 +9,7 @@ mod commands;
 mod console;
 mod desktop;
 mod live;
+mod notifications;
 
 use console::Console;
 use std::path::PathBuf;
