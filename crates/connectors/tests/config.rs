@@ -511,3 +511,34 @@ fn keep_decided_for_is_a_duration_that_defaults_to_ninety_days() {
     );
     assert_eq!((wrong.line, wrong.column), (2, 16));
 }
+
+#[test]
+fn a_preview_template_naming_a_gated_method_is_refused_on_load() {
+    // A preview runs without a person every time a card is shown (docs/design.md, "Previews only read").
+    let gated = parsed(
+        r#"{"connectors": {"notes": {"command": "srv", "approval": ["create_note", "delete_note"],
+            "preview": {"create_note": {"method": "delete_note", "args": {"id": "{{args.id}}"}}}}}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        gated
+            .to_string()
+            .contains("notes.preview.create_note: names delete_note, which needs approval"),
+        "{gated}"
+    );
+    let all_gated = parsed(
+        r#"{"connectors": {"notes": {"command": "srv", "approval": "*",
+            "preview": {"create_note": {"method": "read_note"}}}}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        all_gated.to_string().contains("needs approval"),
+        "{all_gated}"
+    );
+    let reads = parsed(
+        r#"{"connectors": {"notes": {"command": "srv", "approval": ["create_note"], "readOnly": ["read_note"],
+            "preview": {"create_note": {"method": "read_note", "args": {"id": "{{args.id}}"}}}}}}"#,
+    )
+    .expect("a read-only preview is kept");
+    assert_eq!(reads.connectors[0].read_only, ["read_note"]);
+}
