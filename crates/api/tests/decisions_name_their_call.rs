@@ -7,17 +7,8 @@ use codemode_api::{Api, ErrorCode, Remember, ShownCall};
 use connectors::HomeOptions;
 use std::path::PathBuf;
 
-fn worker() -> PathBuf {
-    let worker = codemode::executor::default_worker_path();
-    if !worker.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
-}
+mod support;
+use support::worker;
 
 /// A fresh data directory with the default `connectors.json` (a `files` workspace whose writes are gated).
 async fn open(name: &str) -> (Api, PathBuf) {

@@ -8,20 +8,9 @@ use codemode_api::{ActionOutcome, Api, NotificationAnswer, NotificationSignal, S
 use connectors::HomeOptions;
 use serde_json::json;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-/// The sandbox worker: beside the test binary's folder once the workspace is built; built if it is not.
-fn worker() -> PathBuf {
-    let worker = codemode::executor::default_worker_path();
-    if !worker.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
-}
+mod support;
+use support::worker;
 
 fn fresh_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
