@@ -165,39 +165,31 @@ impl Api {
         // syntax, and a source named `*` matches only itself (docs/design.md, "Remembered decisions are
         // literal"). The arguments as the connector reads them, which is what rules are evaluated on; an edit
         // is what ran.
-        let mut when = serde_json::Map::new();
-        if remember.exact {
-            let args = edited
+        let args = remember.exact.then(|| {
+            edited
                 .clone()
                 .or(call.canonical.clone())
                 .or(call.args.clone())
-                .unwrap_or(serde_json::Value::Null);
-            when.insert(String::new(), codemode::rules::exact(args));
-        }
-        let rule = codemode::Rule {
-            id: format!(
+                .unwrap_or(serde_json::Value::Null)
+        });
+        let rule = codemode::rules::remembered(
+            format!(
                 "remember-{}-{}-{}",
                 call.connector,
                 call.method,
                 &uuid::Uuid::new_v4().simple().to_string()[..8]
             ),
-            effect: codemode::Effect::Allow,
-            call: format!("{}.{}", call.connector, call.method),
-            when,
-            source: match (&execution.source, remember.for_source) {
-                (Some(source), true) => Some(codemode::rules::literal_source(source)),
-                _ => None,
-            },
-            until: remember.duration.map(|d| {
+            &format!("{}.{}", call.connector, call.method),
+            args,
+            execution.source.as_deref().filter(|_| remember.for_source),
+            remember.duration.map(|d| {
                 self.home
                     .runtime
                     .now_ms()
                     .saturating_add(d.as_millis().min(i64::MAX as u128) as i64)
             }),
-            reason: Some(format!("remembered from an approval by {}", actor.as_str())),
-            disabled: false,
-            confirm_in_app: false,
-        };
+            format!("remembered from an approval by {}", actor.as_str()),
+        );
         let outcome = self.approve_call(id, shown, actor, edited).await?;
         self.add_rule(rule.clone(), actor)?;
         Ok((outcome, rule))

@@ -68,7 +68,7 @@ pub struct Rule {
     /// `connector.method`, where `*` matches any run of characters.
     pub call: String,
     /// Argument path → a JSON literal or one matcher object; all must hold. The empty path `""` is the whole
-    /// arguments.
+    /// arguments (`null` for a call that has none).
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub when: Map<String, Value>,
     /// A glob over the run's source (`Claude Code`, `cli`, `playground`…).
@@ -169,6 +169,36 @@ pub fn literal_source(source: &str) -> String {
 /// object of matcher names (`{"exists": true}`) stays a value this way, never matcher syntax.
 pub fn exact(value: Value) -> Value {
     serde_json::json!({ "exact": value })
+}
+
+/// The `allow` rule a remembered approval becomes (docs/design.md, "Remembered decisions are literal"): for
+/// the method `call` (`connector.method`), with exactly `args` when given (the whole arguments as the
+/// connector reads them, under the path `""` as `{"exact": …}`) or any arguments, from exactly `source` when
+/// given or any source, until `until` when given. Whatever the values and the source hold, the rule matches
+/// that call and nothing else: this is the one place an approval turns into a rule.
+pub fn remembered(
+    id: String,
+    call: &str,
+    args: Option<Value>,
+    source: Option<&str>,
+    until: Option<i64>,
+    reason: String,
+) -> Rule {
+    let mut when = Map::new();
+    if let Some(args) = args {
+        when.insert(String::new(), exact(args));
+    }
+    Rule {
+        id,
+        effect: Effect::Allow,
+        call: literal_source(call),
+        when,
+        source: source.map(literal_source),
+        until,
+        reason: Some(reason),
+        disabled: false,
+        confirm_in_app: false,
+    }
 }
 
 /// A rule that cannot be used, with the field at fault.
@@ -324,7 +354,12 @@ impl CompiledRule {
             return false;
         }
         self.when.iter().all(|(path, condition)| {
-            let value = lookup(call.args, path);
+            // The whole arguments of a call that has none read as `null`, so a remembered call without
+            // arguments matches itself again.
+            let value = match call.args {
+                None if path.is_empty() => Some(&NO_ARGUMENTS),
+                args => lookup(args, path),
+            };
             holds(condition, value)
         })
     }
@@ -688,6 +723,9 @@ fn lookup<'a>(args: Option<&'a Value>, path: &[String]) -> Option<&'a Value> {
     }
     Some(value)
 }
+
+/// What a rule on the whole arguments (the path `""`) reads for a call that has none.
+static NO_ARGUMENTS: Value = Value::Null;
 
 fn holds(condition: &Condition, value: Option<&Value>) -> bool {
     match condition {

@@ -181,3 +181,206 @@ mod precedence {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+mod remembered {
+    //! Property (docs/design.md, "Remembered decisions are literal"): the rule a remembered approval becomes
+    //! (`codemode::rules::remembered`) matches the remembered call — its method, its arguments as the connector
+    //! reads them, its source — and nothing else, for generated values that include objects shaped like
+    //! matchers (`{"exists": true}`, `{"glob": "*"}`) and sources and method names holding glob syntax. It
+    //! does so after a trip through its stored JSON, scanned and through the call index alike.
+
+    use codemode::rules::{Call, CompiledRule, Effect, Rule, RuleIndex, remembered};
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    use serde_json::{Map, Value, json};
+
+    /// Text that means something to a glob, a regex or a matcher, beside plain text.
+    fn tricky_text() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                4 => proptest::char::range('a', 'e'),
+                1 => prop::sample::select(vec![
+                    '*', '?', '[', ']', '{', '}', ',', '!', '\\', '.', '/', ' ', '^', '$', '\u{202e}',
+                ]),
+            ],
+            0..6,
+        )
+        .prop_map(|chars| chars.into_iter().collect())
+    }
+
+    /// An argument value: plain JSON, or an object that reads like matcher syntax.
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..4).prop_map(Value::from),
+            prop::sample::select(vec![0.5f64, -2.25, 1e3]).prop_map(Value::from),
+            tricky_text().prop_map(Value::from),
+            Just(json!({"exists": true})),
+            Just(json!({"exists": false})),
+            Just(json!({"glob": "*"})),
+            Just(json!({"prefix": ""})),
+            Just(json!({"regex": ".*"})),
+            Just(json!({"gte": 0})),
+            Just(json!({"exact": "a"})),
+            Just(json!({"maxLength": 100})),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec((tricky_text(), inner), 0..3)
+                    .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
+            ]
+        })
+    }
+
+    /// A call's arguments: mostly an object of a few keys, sometimes none or another value.
+    fn arguments() -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![
+            6 => prop::collection::vec(
+                (prop::sample::select(vec!["path", "content", "exists", "glob", "a.b", ""]), value()),
+                0..4,
+            )
+            .prop_map(|pairs| Some(Value::Object(
+                pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+            ))),
+            1 => Just(None),
+            1 => value().prop_map(Some),
+        ]
+    }
+
+    fn method() -> impl Strategy<Value = String> {
+        prop_oneof![
+            3 => Just("files.write_file".to_owned()),
+            1 => Just("files.delete_file".to_owned()),
+            1 => tricky_text().prop_map(|name| format!("files.{name}")),
+        ]
+    }
+
+    fn source() -> impl Strategy<Value = Option<String>> {
+        prop_oneof![
+            1 => Just(None),
+            1 => Just(Some("*".to_owned())),
+            1 => Just(Some("Claude Code".to_owned())),
+            3 => tricky_text().prop_map(Some),
+        ]
+    }
+
+    /// A call, and another that shares each part (method, arguments, source) with it or not.
+    #[derive(Debug, Clone)]
+    struct Pair {
+        method: String,
+        args: Option<Value>,
+        source: Option<String>,
+        other_method: String,
+        other_args: Option<Value>,
+        other_source: Option<String>,
+    }
+
+    fn pair() -> impl Strategy<Value = Pair> {
+        (
+            (method(), any::<bool>(), method()),
+            (arguments(), any::<bool>(), arguments()),
+            (source(), any::<bool>(), source()),
+        )
+            .prop_map(|((m, same_m, om), (a, same_a, oa), (s, same_s, os))| Pair {
+                other_method: if same_m { m.clone() } else { om },
+                other_args: if same_a { a.clone() } else { oa },
+                other_source: if same_s { s.clone() } else { os },
+                method: m,
+                args: a,
+                source: s,
+            })
+    }
+
+    /// Whether `rule` allows the call, scanned and through the index (which must agree).
+    fn allows(
+        rule: &CompiledRule,
+        method: &str,
+        args: Option<&Value>,
+        source: Option<&str>,
+    ) -> bool {
+        let call = Call {
+            path: method,
+            args,
+            source,
+            now: 1_000,
+        };
+        let scanned = rule.matches(&call);
+        let indexed = RuleIndex::new(vec![rule.clone()]).evaluate(&call, true);
+        assert_eq!(
+            indexed.effect == Effect::Allow,
+            scanned,
+            "the index and a scan disagree on {call:?}"
+        );
+        scanned
+    }
+
+    #[test]
+    fn a_remembered_approval_matches_its_call_and_nothing_else() {
+        let mut runner = TestRunner::new(Config {
+            cases: 3_000,
+            failure_persistence: None,
+            ..Config::default()
+        });
+        let strategy = (pair(), any::<bool>(), any::<bool>());
+        runner
+            .run(&strategy, |(pair, exact, for_source)| {
+                // Remembered arguments are the call's (a run with none is remembered as `null`); the source is
+                // the run's, when it has one.
+                let remembered_args = exact.then(|| pair.args.clone().unwrap_or(Value::Null));
+                let remembered_source = pair.source.as_deref().filter(|_| for_source);
+                let rule = remembered(
+                    "remember-files".to_owned(),
+                    &pair.method,
+                    remembered_args.clone(),
+                    remembered_source,
+                    Some(2_000),
+                    "remembered from an approval by cli".to_owned(),
+                );
+                // As stored and loaded again.
+                let stored = serde_json::to_value(&rule).expect("serialises");
+                let loaded = Rule::from_value(stored.clone())
+                    .unwrap_or_else(|e| panic!("a remembered rule is refused: {e}: {stored}"));
+                prop_assert_eq!(&loaded, &rule);
+                let compiled = CompiledRule::new(loaded).unwrap_or_else(|e| {
+                    panic!("a remembered rule does not compile: {e}: {stored}")
+                });
+
+                // A call without arguments reads as `null` to a rule on the whole arguments.
+                let args_of = |args: &Option<Value>| args.clone().unwrap_or(Value::Null);
+                prop_assert!(
+                    allows(
+                        &compiled,
+                        &pair.method,
+                        pair.args.as_ref(),
+                        pair.source.as_deref()
+                    ),
+                    "the rule does not match the call it was made from: {}",
+                    stored
+                );
+                let expected = pair.other_method == pair.method
+                    && (!exact || args_of(&pair.other_args) == args_of(&pair.args))
+                    // A run without a source reads as the empty source, as to every rule.
+                    && remembered_source
+                        .is_none_or(|source| pair.other_source.as_deref().unwrap_or("") == source);
+                prop_assert_eq!(
+                    allows(
+                        &compiled,
+                        &pair.other_method,
+                        pair.other_args.as_ref(),
+                        pair.other_source.as_deref()
+                    ),
+                    expected,
+                    "rule {} on {} {:?} from {:?}",
+                    stored,
+                    pair.other_method,
+                    pair.other_args,
+                    pair.other_source
+                );
+                Ok(())
+            })
+            .unwrap_or_else(|e| panic!("{e}"));
+        println!("properties: a_remembered_approval_matches_its_call_and_nothing_else: 3000 cases");
+    }
+}
