@@ -35,7 +35,7 @@ pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,
     SystemClock, TransformResult,
 };
-pub use store::StoreLocation;
+pub use store::{StoreFault, StoreLocation};
 
 /// The connector name under which `codemode.step` entries are recorded.
 pub const STEP_CONNECTOR: &str = "__step";

@@ -1707,10 +1707,10 @@ impl Runtime {
         }
     }
 
-    /// Fault injection for tests: the store's SQLite connection refuses writes while `refuse` holds.
+    /// Fault injection for tests: the store's SQLite connection suffers `fault` until called with `None`.
     #[doc(hidden)]
-    pub fn refuse_store_writes_for_tests(&self, refuse: bool) {
-        self.inner.store.refuse_writes_for_tests(refuse);
+    pub fn inject_store_fault_for_tests(&self, fault: Option<crate::store::StoreFault>) {
+        self.inner.store.fault_for_tests(fault);
     }
 
     /// Leaves a run whose pass the store failed in `interrupted`: this process lets go of it, so `recover`

@@ -6,13 +6,17 @@
 //!   one only after a decision;
 //! - every input the connector received belongs to a recorded call that ran, and no call ran twice;
 //! - every reverted call had been applied, and none was reverted twice;
-//! - a terminal run's status changes only to `rolled_back`, and a decision once recorded never changes.
+//! - a terminal run's status changes only to `rolled_back`, and a decision once recorded never changes;
+//! - when the store fails right after a connector acted (SQLite read-only or full; PostgreSQL refusing writes
+//!   or its connections terminated), the call is recorded or left in doubt — the run stops `interrupted`, and
+//!   recovering asks about it again — and is never replayed as if it had not run (docs/design.md, "When the
+//!   store fails").
 
 mod support;
 
 use codemode::{
     Actor, DecisionKind, EntryState, ExecutionState, ExecutionStatus, Runtime, RuntimeError,
-    RuntimeOptions, ToolLogEntry,
+    RuntimeOptions, StoreFault, StoreLocation, ToolLogEntry,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -79,6 +83,9 @@ enum Action {
     Rollback,
     /// The clock moves a day on and expiry sweeps.
     Expire,
+    /// The store fails right after the next effect, then the run is approved: read-only (`false`), or full
+    /// (SQLite) / closed to connections with the ones it had terminated (PostgreSQL) (`true`).
+    StoreFailsAfterEffect(bool),
 }
 
 fn action() -> impl Strategy<Value = Action> {
@@ -89,7 +96,101 @@ fn action() -> impl Strategy<Value = Action> {
         2 => (0u8..3).prop_map(Action::ChangeWorldThenApprove),
         1 => Just(Action::Rollback),
         1 => Just(Action::Expire),
+        1 => any::<bool>().prop_map(Action::StoreFailsAfterEffect),
     ]
+}
+
+/// Makes a PostgreSQL database refuse every write to the runtime's tables, as a read-only one does.
+const PG_REFUSE_WRITES: &str = "
+CREATE FUNCTION cm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = 'read_only_sql_transaction';
+END $$;
+CREATE TRIGGER cm_test_refuse_log BEFORE INSERT OR UPDATE OR DELETE ON cm_log
+  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();
+CREATE TRIGGER cm_test_refuse_runs BEFORE INSERT OR UPDATE OR DELETE ON cm_executions
+  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();";
+
+const PG_TAKE_WRITES: &str = "
+DROP TRIGGER IF EXISTS cm_test_refuse_log ON cm_log;
+DROP TRIGGER IF EXISTS cm_test_refuse_runs ON cm_executions;
+DROP FUNCTION IF EXISTS cm_test_refuse();";
+
+/// Closes the PostgreSQL database `name` to new connections and terminates the ones it has, as a failover
+/// does (run from the server's own `postgres` database: a database cannot close itself).
+fn pg_close(name: &str) -> String {
+    format!(
+        "ALTER DATABASE \"{name}\" WITH ALLOW_CONNECTIONS false;
+         SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{name}';"
+    )
+}
+
+/// `url` with its database replaced by the server's own `postgres`.
+fn server_of(url: &str) -> String {
+    let (server, _) = url.rsplit_once('/').expect("the URL names a database");
+    format!("{server}/postgres")
+}
+
+fn database_of(url: &str) -> String {
+    url.rsplit_once('/')
+        .expect("the URL names a database")
+        .1
+        .to_owned()
+}
+
+/// The fault `other` names on this store, as a hook for the ledger to run right after its next effect.
+fn fault(runtime: &Runtime, store: &StoreLocation, other: bool) -> Box<dyn FnOnce() + Send> {
+    match store {
+        StoreLocation::File(_) => {
+            let runtime = runtime.clone();
+            let fault = if other {
+                StoreFault::Full
+            } else {
+                StoreFault::ReadOnly
+            };
+            Box::new(move || runtime.inject_store_fault_for_tests(Some(fault)))
+        }
+        StoreLocation::Postgres(url) => {
+            let url = url.clone();
+            if other {
+                Box::new(move || {
+                    support::store::psql(&server_of(&url), &pg_close(&database_of(&url)), false)
+                })
+            } else {
+                Box::new(move || support::store::psql(&url, PG_REFUSE_WRITES, false))
+            }
+        }
+    }
+}
+
+/// The store takes writes again.
+fn heal(runtime: &Runtime, store: &StoreLocation) {
+    match store {
+        StoreLocation::File(_) => runtime.inject_store_fault_for_tests(None),
+        StoreLocation::Postgres(url) => {
+            let open = format!(
+                "ALTER DATABASE \"{}\" WITH ALLOW_CONNECTIONS true",
+                database_of(url)
+            );
+            support::store::psql(&server_of(url), &open, false);
+            support::store::psql(url, PG_TAKE_WRITES, false);
+        }
+    }
+}
+
+/// Waits (bounded) until the pass the store failed has been let go: its background release retries.
+async fn let_go(runtime: &Runtime, id: &str) -> bool {
+    for _ in 0..400 {
+        if runtime
+            .execution(id)
+            .ok()
+            .flatten()
+            .is_some_and(|run| run.interrupted)
+        {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    false
 }
 
 fn program(ops: &[Op]) -> String {
@@ -153,7 +254,11 @@ fn allow_refusal<T>(result: Result<T, RuntimeError>) -> Result<(), TestCaseError
 }
 
 /// What the connector saw, against the log.
-fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), TestCaseError> {
+fn check_ledger(
+    ledger: &Ledger,
+    executions: &[ExecutionState],
+    in_doubt: &HashSet<(String, u64)>,
+) -> Result<(), TestCaseError> {
     let (received, reverted) = ledger.with(|s| (s.received.clone(), s.reverted.clone()));
     let logs: HashMap<&str, &Vec<ToolLogEntry>> =
         executions.iter().map(|e| (e.id.as_str(), &e.log)).collect();
@@ -164,9 +269,12 @@ fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), Te
     let mut ran = HashSet::new();
     for input in received.iter().filter(|r| r.method != "mode") {
         let key = (input.execution_id.clone(), input.seq);
-        prop_assert!(ran.insert(key.clone()), "ran twice: {key:?}");
         let entry = entry(&input.execution_id, input.seq);
         let entry = entry.ok_or_else(|| fail(format!("no log entry for {key:?}")))?;
+        // Recovering re-executes an ungated call in doubt with the same (execution id, seq), by which a
+        // connector applies it once; a gated one only a person can run again.
+        let again = in_doubt.contains(&key) && !entry.requires_approval;
+        prop_assert!(ran.insert(key.clone()) || again, "ran twice: {key:?}");
         prop_assert_eq!(&entry.method, &input.method);
         // What ran is what was approved: the program's arguments, or the ones a person edited.
         let approved = match &entry.decision {
@@ -187,7 +295,12 @@ fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), Te
         }
         let ran_state = matches!(entry.state, EntryState::Applied | EntryState::Reverted)
             || (entry.state == EntryState::Error && entry.error.is_some());
-        prop_assert!(ran_state, "a call that ran is {:?} at {key:?}", entry.state);
+        // A call whose outcome the failing store lost stays in doubt, or was decided again by a person.
+        prop_assert!(
+            ran_state || in_doubt.contains(&key),
+            "a call that ran is {:?} at {key:?}",
+            entry.state
+        );
     }
     for execution in executions {
         for entry in &execution.log {
@@ -198,7 +311,9 @@ fn check_ledger(ledger: &Ledger, executions: &[ExecutionState]) -> Result<(), Te
             if entry.state == EntryState::Applied {
                 prop_assert!(ran.contains(&key), "applied but never received: {key:?}");
             }
-            if matches!(entry.state, EntryState::Pending | EntryState::Executing) {
+            if matches!(entry.state, EntryState::Pending | EntryState::Executing)
+                && !in_doubt.contains(&key)
+            {
                 prop_assert!(!ran.contains(&key), "{:?} but it ran: {key:?}", entry.state);
             }
         }
@@ -232,15 +347,18 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
         prop::collection::vec(prop::collection::vec(op(), 1..7), 1..4),
         prop::collection::vec(action(), 1..12),
     );
+    let faults = std::cell::RefCell::new(Faults::default());
     let result = runner.run(&strategy, |(programs, actions)| {
+        let mut faults = faults.borrow_mut();
         tokio.block_on(async {
             let db = std::env::temp_dir()
                 .join(format!("codemode-invariants-{}", uuid::Uuid::new_v4()))
                 .join("codemode.db");
             let ledger = Ledger::new();
             let clock = TestClock::at(1_700_000_000_000);
+            let store = support::store_at(&db);
             let runtime = Runtime::open(
-                support::store_at(&db),
+                store.clone(),
                 RuntimeOptions {
                     worker: Some(support::worker_path()),
                     keep_warm: true,
@@ -256,6 +374,7 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
                 decisions: HashMap::new(),
             };
             let mut ids = Vec::new();
+            let mut in_doubt = HashSet::new();
             for ops in &programs {
                 let outcome = runtime.execute(&program(ops)).await.map_err(fail)?;
                 ids.push(outcome.execution_id().to_owned());
@@ -283,6 +402,92 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
                     Action::Rollback => {
                         allow_refusal(runtime.rollback(id).await)?;
                     }
+                    Action::StoreFailsAfterEffect(other) => {
+                        *ledger.after_effect.lock().unwrap() =
+                            Some(fault(&runtime, &store, *other));
+                        // A full disk refuses what grows the file: a result that needs new pages.
+                        if *other {
+                            ledger.with(|s| s.pad_next_result = 64 * 1024);
+                        }
+                        let before = ledger.with(|s| s.received.len());
+                        let approved = runtime.approve(id, Actor::Console, None).await;
+                        // Disarmed when nothing acted; the store takes writes again either way.
+                        let fired = ledger.after_effect.lock().unwrap().take().is_none();
+                        heal(&runtime, &store);
+                        ledger.with(|s| s.pad_next_result = 0);
+                        let kind = match (&store, other) {
+                            (StoreLocation::File(_), false) => "SQLite read-only",
+                            (StoreLocation::File(_), true) => "SQLite full",
+                            (StoreLocation::Postgres(_), false) => "PostgreSQL refusing writes",
+                            (StoreLocation::Postgres(_), true) => {
+                                "PostgreSQL closed and its connections terminated"
+                            }
+                        };
+                        faults.by_kind.entry(kind).or_default().0 += u64::from(fired);
+                        match approved {
+                            Err(RuntimeError::Interrupted(message)) => {
+                                prop_assert!(fired, "interrupted with no fault: {message}");
+                                prop_assert!(
+                                    message.contains("could not be recorded"),
+                                    "{message}"
+                                );
+                                faults.by_kind.entry(kind).or_default().1 += 1;
+                                let doubted = ledger.with(|s| {
+                                    s.received[before..]
+                                        .last()
+                                        .map(|r| (r.execution_id.clone(), r.seq))
+                                });
+                                let doubted =
+                                    doubted.ok_or_else(|| fail("no effect before the fault"))?;
+                                prop_assert!(
+                                    let_go(&runtime, id).await,
+                                    "the failed pass was never let go"
+                                );
+                                in_doubt.insert(doubted.clone());
+                                // Recovering asks again about a gated call in doubt (or records an
+                                // ungated one as failed); it never runs it as if it had not run.
+                                let received = ledger.with(|s| s.received.len());
+                                let gated = runtime
+                                    .execution(id)
+                                    .map_err(fail)?
+                                    .and_then(|run| {
+                                        run.log.into_iter().find(|e| e.seq == doubted.1)
+                                    })
+                                    .is_some_and(|entry| entry.requires_approval);
+                                let recovered = runtime.recover(id).await.map_err(fail)?;
+                                if gated {
+                                    prop_assert_eq!(
+                                        ledger.with(|s| s.received.len()),
+                                        received,
+                                        "recovering ran a gated call in doubt again"
+                                    );
+                                }
+                                let recovered = serde_json::to_value(&recovered).map_err(fail)?;
+                                if recovered["status"] == "paused"
+                                    && recovered["pending"][0]["seq"] == doubted.1
+                                {
+                                    prop_assert_eq!(
+                                        &recovered["pending"][0]["interrupted"],
+                                        &json!(true),
+                                        "{}",
+                                        recovered
+                                    );
+                                    // As a careful person would: it may have run.
+                                    allow_refusal(
+                                        runtime
+                                            .reject(
+                                                id,
+                                                doubted.1,
+                                                Actor::Cli,
+                                                Some("it may have run"),
+                                            )
+                                            .await,
+                                    )?;
+                                }
+                            }
+                            other => allow_refusal(other)?,
+                        }
+                    }
                     Action::Expire => {
                         clock.advance(24 * 3_600_000 + 1);
                         runtime
@@ -294,10 +499,29 @@ fn what_runs_is_what_was_approved_and_rollback_undoes_only_what_happened() {
                 observer.observe(&runtime)?;
             }
             let executions = runtime.executions(None).map_err(fail)?;
-            check_ledger(&ledger, &executions)
+            check_ledger(&ledger, &executions, &in_doubt)
         })
     });
     if let Err(error) = result {
         panic!("{error}");
     }
+    let faults = faults.into_inner();
+    for (kind, (injected, interrupted)) in &faults.by_kind {
+        println!(
+            "properties: what_runs_is_what_was_approved: {kind} after an effect {injected} times, {interrupted} of them interrupting the run"
+        );
+    }
+    assert!(
+        faults
+            .by_kind
+            .values()
+            .any(|(_, interrupted)| *interrupted > 0),
+        "no generated case failed the store after an effect"
+    );
+}
+
+/// How often the generated cases failed the store, by kind: (after an effect, interrupting the run).
+#[derive(Default)]
+struct Faults {
+    by_kind: std::collections::BTreeMap<&'static str, (u64, u64)>,
 }

@@ -6,7 +6,7 @@ mod support;
 
 use codemode::{
     Actor, BoxFuture, CallContext, Connector, EntryState, Runtime, RuntimeError, RuntimeOptions,
-    ToolDescriptor,
+    StoreFault, ToolDescriptor,
 };
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -56,7 +56,7 @@ impl Connector for Sink {
             if *self.fail_after_effect.lock().unwrap()
                 && let Some(runtime) = self.runtime.get()
             {
-                runtime.refuse_store_writes_for_tests(true);
+                runtime.inject_store_fault_for_tests(Some(StoreFault::ReadOnly));
             }
             Ok(Some(json!({"done": true})))
         })
@@ -124,7 +124,7 @@ async fn an_approved_call_whose_outcome_could_not_be_recorded_is_in_doubt_never_
 
     // The store takes writes again: the run is interrupted, its call still executing (in doubt).
     *sink.fail_after_effect.lock().unwrap() = false;
-    runtime.refuse_store_writes_for_tests(false);
+    runtime.inject_store_fault_for_tests(None);
     assert!(interrupted(&runtime, &id).await, "the pass was let go");
     let run = runtime.execution(&id).unwrap().unwrap();
     assert_eq!(run.log[0].state, EntryState::Executing, "{:?}", run.log);
@@ -155,7 +155,7 @@ async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
         1,
         "the program did not go on past the unrecorded call"
     );
-    runtime.refuse_store_writes_for_tests(false);
+    runtime.inject_store_fault_for_tests(None);
     let id = sink.effects.lock().unwrap()[0].0.clone();
     assert!(interrupted(&runtime, &id).await);
     let run = runtime.execution(&id).unwrap().unwrap();

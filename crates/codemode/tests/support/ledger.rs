@@ -36,6 +36,9 @@ pub struct LedgerState {
     pub payments: Vec<Value>,
     /// What the re-executed `mode` read returns; tests change it between passes.
     pub mode: Value,
+    /// Characters of padding in the next `write` / `read` result (then back to none): a result whose record
+    /// must grow the database.
+    pub pad_next_result: usize,
 }
 
 /// Methods:
@@ -50,6 +53,9 @@ pub struct Ledger {
     pub state: Mutex<LedgerState>,
     /// Permits for `hold`: one a call.
     pub gate: tokio::sync::Semaphore,
+    /// Run once, right after the next effect (before the runtime can record it): how a test fails the store
+    /// between a connector acting and its record.
+    pub after_effect: Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 impl Ledger {
@@ -57,6 +63,7 @@ impl Ledger {
         Arc::new(Ledger {
             state: Mutex::default(),
             gate: tokio::sync::Semaphore::new(0),
+            after_effect: Mutex::default(),
         })
     }
 
@@ -180,8 +187,11 @@ impl Connector for Ledger {
                 permit.forget();
                 return Ok(Some(json!({"held": true})));
             }
-            self.with(|s| match method {
-                "write" | "read" => Ok(Some(json!({"ok": true}))),
+            let answer = self.with(|s| match method {
+                "write" | "read" => Ok(Some(match std::mem::take(&mut s.pad_next_result) {
+                    0 => json!({"ok": true}),
+                    pad => json!({"ok": true, "pad": "x".repeat(pad)}),
+                })),
                 "pay" => {
                     s.payments.push(args.clone().unwrap_or(Value::Null));
                     Err("ledger.pay timed out after 1000 ms".to_owned())
@@ -205,7 +215,18 @@ impl Connector for Ledger {
                 }
                 "mode" => Ok(Some(s.mode.clone())),
                 other => Err(format!("Tool \"{other}\" not found on ledger")),
-            })
+            });
+            if method != "mode" {
+                let hook = self
+                    .after_effect
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
+                if let Some(hook) = hook {
+                    hook();
+                }
+            }
+            answer
         })
     }
 
