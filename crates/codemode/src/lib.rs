@@ -2,6 +2,7 @@
 //! connector call is recorded; approval-gated calls pause the run, and approval resumes it by deterministic
 //! replay.
 
+pub mod clock;
 pub mod codec;
 pub mod connector;
 pub mod discovery;

@@ -606,3 +606,7 @@ impl Outcome {
         }
     }
 }
+
+/// The longest reason a person may give with a decision, in UTF-16 units: enough for a paragraph the agent
+/// reads, small enough to stay readable in every outcome.
+pub const MAX_REASON: usize = 4_000;

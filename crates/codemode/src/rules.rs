@@ -293,11 +293,11 @@ impl CompiledRule {
             .transpose()
             .map_err(|e| fail("source", e))?;
         if let Some(reason) = &rule.reason
-            && utf16_len(reason) > crate::runtime::MAX_REASON
+            && utf16_len(reason) > crate::model::MAX_REASON
         {
             return Err(fail(
                 "reason",
-                format!("at most {} characters", crate::runtime::MAX_REASON),
+                format!("at most {} characters", crate::model::MAX_REASON),
             ));
         }
         let mut when = Vec::with_capacity(rule.when.len());

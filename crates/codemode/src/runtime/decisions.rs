@@ -1,0 +1,224 @@
+//! A person's (or a rule's) answer to a paused call: approve, edit, reject, one or several, bound to the
+//! call that was shown (docs/design.md, "A decision names its call").
+
+use super::*;
+
+impl Runtime {
+    /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
+    /// pause or its end (reference §2.4). With `edited` arguments, the call runs with those instead (checked
+    /// against the tool's input schema first); the log keeps what the program sent, so replay still matches,
+    /// and the decision records what ran. An unknown id is [`RuntimeError::NotFound`]; a run that is not
+    /// paused (or is being rolled back) is [`RuntimeError::Stale`]; nothing is changed then.
+    pub async fn approve(
+        &self,
+        id: &str,
+        actor: Actor,
+        edited: Option<Value>,
+    ) -> Result<Outcome, RuntimeError> {
+        self.approve_call(id, None, actor, edited).await
+    }
+
+    /// [`Runtime::approve`] bound to the call a person was shown (docs/design.md, "A decision names its
+    /// call"): when the run now waits on another call, or on that call with other arguments, the answer is
+    /// [`RuntimeError::Stale`] and nothing runs. `None` decides whatever call waits now.
+    pub async fn approve_call(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+        actor: Actor,
+        edited: Option<Value>,
+    ) -> Result<Outcome, RuntimeError> {
+        let decision = Decision {
+            kind: if edited.is_some() {
+                DecisionKind::Edited
+            } else {
+                DecisionKind::Approved
+            },
+            by: actor.as_str().to_owned(),
+            at: self.inner.now(),
+            reason: None,
+            rule: None,
+            args: edited,
+            shown: None,
+        };
+        self.resume_with(id, decision, shown).await
+    }
+
+    /// Resumes a paused run with `decision` recorded on its pending call. On a shared store a run of another
+    /// host is not resumed here: the decision is handed to its host, which resumes it with its own
+    /// connectors, and this waits for the outcome (docs/shared-store.md, "Approving another host's run").
+    pub(super) async fn resume_with(
+        &self,
+        id: &str,
+        decision: Decision,
+        shown: Option<&CallRef>,
+    ) -> Result<Outcome, RuntimeError> {
+        if self.inner.store.is_shared() {
+            let pending = self.inner.store.pending(Some(id))?.into_iter().next();
+            if let (Some(edited), Some(pending)) = (&decision.args, &pending)
+                && self.inner.connector(&pending.connector).is_some()
+            {
+                self.check_edited(&pending.connector, &pending.method, edited)
+                    .await?;
+            }
+            match self.inner.store.hand_off(id, &decision, shown)? {
+                HandOff::Here => {}
+                HandOff::Handed(host) => {
+                    let seq = pending.map(|p| p.seq);
+                    return self.await_host(id, &host, seq).await;
+                }
+                HandOff::HostGone(host) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" belongs to host {}, which is gone (no heartbeat for {} s): it waits for its host, or for a host with its connectors to adopt it.",
+                        host.name,
+                        HOST_TIMEOUT_MS / 1000
+                    )));
+                }
+                HandOff::NotPaused(status) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
+                    )));
+                }
+                HandOff::RollingBack(pid) => {
+                    return Err(RuntimeError::Stale(format!(
+                        "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
+                    )));
+                }
+                HandOff::AlreadyDecided => return Err(already_decided(id)),
+                HandOff::OtherCall(other) => return Err(not_the_call_shown(&other)),
+                HandOff::Missing => {
+                    return Err(RuntimeError::NotFound(format!(
+                        "No execution \"{id}\" to resume."
+                    )));
+                }
+            }
+        }
+        self.resume_here(id, decision, false, shown).await
+    }
+
+    /// Approves several paused executions, each its own decision (one failing leaves the others decided),
+    /// in the given order.
+    pub async fn approve_each(
+        &self,
+        ids: &[String],
+        actor: Actor,
+    ) -> Vec<Result<Outcome, RuntimeError>> {
+        let mut outcomes = Vec::with_capacity(ids.len());
+        for id in ids {
+            outcomes.push(self.approve(id, actor, None).await);
+        }
+        outcomes
+    }
+
+    /// Edited arguments must be recordable and fit the tool's input schema, when it has one.
+    pub(super) async fn check_edited(
+        &self,
+        connector: &str,
+        method: &str,
+        edited: &Value,
+    ) -> Result<(), RuntimeError> {
+        let size = utf16_len(&edited.to_string());
+        if size > MAX_DURABLE_VALUE {
+            return Err(RuntimeError::InvalidArgs(too_large_message(
+                &format!("Edited arguments to {connector}.{method}"),
+                size,
+            )));
+        }
+        let Some(registered) = self.inner.connector(connector) else {
+            return Ok(());
+        };
+        let methods = registered
+            .methods()
+            .await
+            .map_err(RuntimeError::Configuration)?;
+        let Some(schema) = methods.tool(method).and_then(|t| t.input_schema.as_ref()) else {
+            return Ok(());
+        };
+        crate::schema::check(schema, edited).map_err(|problems| {
+            RuntimeError::InvalidArgs(format!(
+                "Edited arguments for {connector}.{method} do not match its input schema: {problems}"
+            ))
+        })
+    }
+
+    /// Whether `edited` arguments could replace the pending call's of run `id` (recordable, and fitting the
+    /// tool's input schema): what an editor checks before it offers to approve.
+    pub async fn check_edit(&self, id: &str, edited: &Value) -> Result<(), RuntimeError> {
+        let Some(call) = self.pending(Some(id))?.into_iter().next() else {
+            return Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no call waiting for a decision"
+            )));
+        };
+        self.check_edited(&call.connector, &call.method, edited)
+            .await
+    }
+
+    /// Rejects the pending call at `seq` (reference §2.5), with an optional reason the agent reads in the run's
+    /// error (`Action c.m rejected by user: <reason>`). An unknown id is [`RuntimeError::NotFound`]; a run
+    /// that is not paused, or a call that is not pending, is [`RuntimeError::Stale`]: nothing is changed.
+    pub async fn reject(
+        &self,
+        id: &str,
+        seq: u64,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), RuntimeError> {
+        self.reject_call(id, seq, None, actor, reason).await
+    }
+
+    /// [`Runtime::reject`] bound to the arguments a person was shown as well as the seq: when the call at
+    /// `seq` has other arguments than `digest` says, the answer is [`RuntimeError::Stale`].
+    pub async fn reject_call(
+        &self,
+        id: &str,
+        seq: u64,
+        digest: Option<&str>,
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Result<(), RuntimeError> {
+        let reason = reason.map(str::trim).filter(|r| !r.is_empty());
+        if let Some(reason) = reason
+            && utf16_len(reason) > MAX_REASON
+        {
+            return Err(RuntimeError::InvalidArgs(format!(
+                "A reason is at most {MAX_REASON} characters; this one has {}.",
+                utf16_len(reason)
+            )));
+        }
+        match self
+            .inner
+            .store
+            .reject(id, seq, digest, actor, reason, self.inner.now())?
+        {
+            Rejection::Rejected => {
+                self.dispose(id, ExecutionStatus::Rejected).await;
+                Ok(())
+            }
+            Rejection::Missing => Err(RuntimeError::NotFound(format!("No execution \"{id}\""))),
+            Rejection::NotPaused(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be rejected."
+            ))),
+            Rejection::RollingBack(pid) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be rejected."
+            ))),
+            Rejection::NotPending => Err(RuntimeError::Stale(format!(
+                "Call {seq} of execution \"{id}\" is not waiting for a decision."
+            ))),
+            Rejection::AlreadyDecided => Err(already_decided(id)),
+            Rejection::OtherCall(other) => Err(not_the_call_shown(&other)),
+        }
+    }
+
+    pub async fn reject_each(
+        &self,
+        calls: &[(String, u64)],
+        actor: Actor,
+        reason: Option<&str>,
+    ) -> Vec<Result<(), RuntimeError>> {
+        let mut results = Vec::with_capacity(calls.len());
+        for (id, seq) in calls {
+            results.push(self.reject(id, *seq, actor, reason).await);
+        }
+        results
+    }
+}

@@ -1,0 +1,205 @@
+//! Duties of a host on a shared store: resuming runs handed to it, waiting for another host to take one, and
+//! adopting a run whose host is gone (docs/shared-store.md).
+
+use super::*;
+
+/// How long approving another host's run waits for that host to resume it and end its pass.
+pub(super) const HANDED_WAIT: Duration = Duration::from_secs(30);
+
+/// A host's duties on a shared store (docs/shared-store.md, "Hosts"): its heartbeat, and resuming the runs
+/// other hosts approve for it — each as the listener hears of it, and all that wait whenever the listener
+/// (re)connects. Ends when the runtime is dropped.
+pub(super) async fn serve_host(
+    inner: std::sync::Weak<Inner>,
+    mut hand_offs: tokio::sync::mpsc::UnboundedReceiver<crate::store::Handed>,
+) {
+    let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = beat.tick() => {
+                let Some(inner) = inner.upgrade() else { return };
+                let _ = inner.store.heartbeat();
+            }
+            handed = hand_offs.recv() => {
+                let (Some(handed), Some(inner)) = (handed, inner.upgrade()) else { return };
+                let ids = match handed {
+                    crate::store::Handed::Run(id) => vec![id],
+                    crate::store::Handed::Rescan => inner.store.handed_runs().unwrap_or_default(),
+                };
+                let runtime = Runtime { inner };
+                for id in ids {
+                    let runtime = runtime.clone();
+                    tokio::spawn(async move {
+                        let _ = runtime.resume_handed(&id).await;
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// On a shared store, what runs a run's connectors (a recovery, a rollback) happens on its own host: another
+/// host's connectors of the same name act on another machine (docs/shared-store.md, "Hosts").
+pub(super) fn only_here(execution: &ExecutionState, what: &str) -> Result<(), RuntimeError> {
+    match &execution.host {
+        Some(host) if !host.here && host.alive => Err(RuntimeError::Busy(format!(
+            "Execution \"{}\" belongs to host {}: it can be {what} there, with the connectors that ran it.",
+            execution.id, host.name
+        ))),
+        Some(host) if !host.here => Err(RuntimeError::Stale(format!(
+            "Execution \"{}\" belongs to host {}, which is gone: it can be {what} there, or here once this host adopts it.",
+            execution.id, host.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+impl Runtime {
+    /// Resumes a run of this host that another host approved ([`Store::hand_off`]), with that decision.
+    /// Edited arguments its tool refuses drop the decision: the run waits for a decision again.
+    pub async fn resume_handed(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let Some(decision) = self.inner.store.handed_decision(id)? else {
+            return Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no approval waiting for this host."
+            )));
+        };
+        if let Some(edited) = &decision.args
+            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
+            && let Err(error) = self
+                .check_edited(&pending.connector, &pending.method, edited)
+                .await
+        {
+            self.inner.store.withdraw_handed(id)?;
+            return Err(error);
+        }
+        self.resume_here(id, decision, true, None).await
+    }
+
+    /// Waits for the host a decision was handed to to resume the run and end its pass. The call at `seq`
+    /// waiting again, undecided, means the host refused the decision (edited arguments its tool rejects).
+    pub(super) async fn await_host(
+        &self,
+        id: &str,
+        host: &RunHost,
+        seq: Option<u64>,
+    ) -> Result<Outcome, RuntimeError> {
+        let deadline = tokio::time::Instant::now() + HANDED_WAIT;
+        loop {
+            let token = self.inner.store.change_token()?;
+            let Some(execution) = self.inner.store.execution_head(id)? else {
+                return Err(RuntimeError::NotFound(format!(
+                    "No execution \"{id}\" to resume."
+                )));
+            };
+            if execution.handed.is_none() && execution.status != ExecutionStatus::Running {
+                let waiting = self.inner.store.pending(Some(id))?.first().map(|p| p.seq);
+                if execution.status == ExecutionStatus::Paused
+                    && waiting.is_some()
+                    && waiting == seq
+                {
+                    return Err(RuntimeError::InvalidArgs(format!(
+                        "Host {} did not accept the decision on execution \"{id}\" (its tool refuses the edited arguments); the call waits for a decision again.",
+                        host.name
+                    )));
+                }
+                return self.outcome_of(execution);
+            }
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(RuntimeError::Handed(format!(
+                    "Approved: execution \"{id}\" runs on host {}, which has not finished resuming it yet; `codemode wait {id}` returns its outcome.",
+                    host.name
+                )));
+            }
+            self.inner.store.changed(token, left).await;
+        }
+    }
+
+    /// Adopts a run whose host is gone, so that this host decides and resumes it: it must have every
+    /// connector the run was begun with (docs/shared-store.md, "A host that is gone").
+    pub fn adopt(&self, id: &str) -> Result<(), RuntimeError> {
+        let names: Vec<String> = self
+            .inner
+            .connectors
+            .iter()
+            .map(|r| r.connector.name().to_owned())
+            .collect();
+        match self.inner.store.adopt(id, &names)? {
+            Adoption::Adopted => Ok(()),
+            Adoption::HostAlive(host) if host.here => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" already belongs to this host."
+            ))),
+            Adoption::HostAlive(host) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" belongs to host {}, which is alive: it resumes its own runs.",
+                host.name
+            ))),
+            Adoption::MissingConnectors(missing) => {
+                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+                Err(RuntimeError::Configuration(format!(
+                    "Execution \"{id}\" requires connector(s) {} that are not configured on this host.",
+                    quoted_list(&missing)
+                )))
+            }
+            Adoption::NoHost => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" has no host to adopt it from: its store is not shared."
+            ))),
+            Adoption::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to adopt."
+            ))),
+        }
+    }
+
+    /// Resumes a paused run here with `decision` (`handed`: the one another host handed to this one).
+    pub(super) async fn resume_here(
+        &self,
+        id: &str,
+        decision: Decision,
+        handed: bool,
+        shown: Option<&CallRef>,
+    ) -> Result<Outcome, RuntimeError> {
+        let edited = decision.args.clone();
+        // The head only: the log is read once, by the replay that follows.
+        let Some(execution) = self.inner.store.execution_head(id)? else {
+            return Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to resume."
+            )));
+        };
+        let missing: Vec<&str> = execution
+            .connectors
+            .iter()
+            .filter(|name| self.inner.connector(name).is_none())
+            .map(String::as_str)
+            .collect();
+        if !missing.is_empty() {
+            return Err(RuntimeError::Configuration(format!(
+                "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
+                quoted_list(&missing)
+            )));
+        }
+        if let Some(edited) = &edited
+            && execution.status == ExecutionStatus::Paused
+            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
+        {
+            self.check_edited(&pending.connector, &pending.method, edited)
+                .await?;
+        }
+        match self.inner.store.resume(id, &decision, handed, shown)? {
+            Resume::Resumed => {
+                self.pass(id, &execution.code, execution.source.as_deref(), None)
+                    .await
+            }
+            Resume::AlreadyDecided => Err(already_decided(id)),
+            Resume::OtherCall(other) => Err(not_the_call_shown(&other)),
+            Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
+            ))),
+            Resume::RollingBack(pid) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
+            ))),
+            Resume::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to resume."
+            ))),
+        }
+    }
+}

@@ -1,0 +1,300 @@
+//! Driving a pass: running a program from the top in the sandbox with the pass host, ending it, and what
+//! happens when the store fails mid-pass or a run is recovered (docs/design.md, "When the store fails").
+
+use super::*;
+
+pub(super) fn quoted_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("\"{n}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl Runtime {
+    /// Runs new code (a fresh execution) to its first pause or its end.
+    pub async fn execute(&self, code: &str) -> Result<Outcome, RuntimeError> {
+        self.execute_from(code, None).await
+    }
+
+    /// Like [`execute`](Self::execute), recording where the code came from (an MCP client's name, `cli`…).
+    pub async fn execute_from(
+        &self,
+        code: &str,
+        source: Option<&str>,
+    ) -> Result<Outcome, RuntimeError> {
+        let size = utf16_len(code);
+        if size > MAX_DURABLE_VALUE {
+            return Ok(Outcome::early_error(
+                "",
+                too_large_message("The execution code", size),
+            ));
+        }
+        if self.inner.store.is_shared() && code.contains('\0') {
+            return Ok(Outcome::early_error(
+                "",
+                "The execution code contains a NUL character, which the shared store cannot keep; write it as \\0 or \\u0000 in a string.",
+            ));
+        }
+        let now = self.inner.now();
+        let begin = Begin {
+            id: format!("exec_{now:016}_{}", uuid::Uuid::new_v4()),
+            code: code.to_owned(),
+            names: self.inner.names(),
+            source: source.map(str::to_owned),
+            now,
+        };
+        let id = begin.id.clone();
+        self.pass(&id, code, source, Some(begin)).await
+    }
+
+    /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3). A new
+    /// execution (`begin`) is recorded while the worker already parses the program: nothing the program asks
+    /// for is answered before that record is committed.
+    pub(super) async fn pass(
+        &self,
+        id: &str,
+        code: &str,
+        source: Option<&str>,
+        begin: Option<Begin>,
+    ) -> Result<Outcome, RuntimeError> {
+        let inner = self.inner.clone();
+        // A new execution has nothing recorded yet.
+        let (log, log_end) = match begin {
+            Some(_) => (Vec::new(), 0),
+            None => inner.store.replay_log(id)?,
+        };
+        let request = PassRequest {
+            code: code.to_owned(),
+            connectors: inner.names(),
+            log,
+            log_end: Some(log_end),
+        };
+        let handle = Handle::current();
+        let execution_id = id.to_owned();
+        let source = source.map(str::to_owned);
+        // On a multi-threaded runtime the pass runs on the calling worker thread (its other tasks move
+        // away): handing it to the blocking pool and back costs two thread wake-ups, about half a
+        // millisecond on an idle 2-core VM. Two passes polled from one task (`join!`) therefore run one
+        // after the other; separate tasks still run them in parallel.
+        let multi_thread = handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
+        let work = move || {
+            let mut host = RuntimeHost {
+                inner: inner.clone(),
+                id: execution_id,
+                source,
+                handle,
+                steps: HashMap::new(),
+                begin,
+                recording: None,
+                begun: None,
+                logged: false,
+                broken: None,
+                in_doubt: false,
+            };
+            let ran = inner.executor.run(&request, &mut host);
+            // A worker that could not be started never asked for the record; the failure is recorded.
+            host.started();
+            host.recorded();
+            (ran, host.begun, host.logged, host.broken)
+        };
+        let (ran, begun, logged, broken) = if multi_thread {
+            tokio::task::block_in_place(work)
+        } else {
+            tokio::task::spawn_blocking(work)
+                .await
+                .map_err(|e| RuntimeError::Interrupted(e.to_string()))?
+        };
+        if let Some(broken) = broken {
+            self.release_broken_pass(id);
+            return Err(broken);
+        }
+        // A new run whose pass recorded nothing has no calls to read back.
+        let read_log = begun.is_none() || logged;
+        if let Some(begun) = begun {
+            self.forget(&begun?).await;
+        }
+        let now = self.inner.now();
+        let store = &self.inner.store;
+        let end = match ran {
+            Ok(outcome) => Ok((outcome.end, outcome.logs)),
+            Err(error) => Err(error),
+        };
+        // The usual end first: one conditional transaction completes the run and reads its calls.
+        let end = match end {
+            Ok((
+                PassEnd::Completed {
+                    result,
+                    result_error,
+                },
+                logs,
+            )) => {
+                // A final value that JSON cannot carry (a cycle, a lone surrogate) fails the run with the
+                // reason: the reference hands the model the live value, which a worker process cannot, and a
+                // completed run with no result would hide it (docs/design.md, "Values that JSON cannot carry").
+                let parsed = match (result_error, result.as_deref().map(parse_raw).transpose()) {
+                    (Some(reason), _) | (None, Err(reason)) => Err(reason),
+                    (None, Ok(result)) => Ok(result),
+                };
+                let result = match parsed {
+                    Ok(result) => result,
+                    Err(reason) => {
+                        let error = unserialisable("The final result", &reason);
+                        store.fail(id, &error, now)?;
+                        return self.finish_error(id, error).await;
+                    }
+                };
+                let audit = result.clone();
+                if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now, read_log)? {
+                    self.pass_end(id, ExecutionStatus::Completed).await;
+                    self.dispose(id, ExecutionStatus::Completed).await;
+                    let result = match (&self.inner.options.transform_result, result) {
+                        (Some(transform), Some(value)) => {
+                            Some(transform(value.clone()).unwrap_or(value))
+                        }
+                        (_, result) => result,
+                    };
+                    return Ok(Outcome::Completed {
+                        execution_id: id.to_owned(),
+                        result,
+                        logs: (!logs.is_empty()).then_some(logs),
+                        calls: Some(calls),
+                    });
+                }
+                // No longer running (paused, failed or reclaimed meanwhile): the store says how it ended.
+                Ok((PassEnd::Stopped, logs))
+            }
+            other => other,
+        };
+        match store.status(id)? {
+            Some(ExecutionStatus::Paused) => {
+                self.pass_end(id, ExecutionStatus::Paused).await;
+                self.paused_outcome(id)
+            }
+            Some(ExecutionStatus::Running) => {
+                let error = match end {
+                    Ok((PassEnd::Failed { error }, _)) => error,
+                    Ok(_) => "Codemode execution failed".to_owned(),
+                    Err(executor) => format!("Code execution failed: {executor}"),
+                };
+                store.fail(id, &error, now)?;
+                self.finish_error(id, error).await
+            }
+            Some(_) => {
+                let error = store
+                    .execution(id)?
+                    .and_then(|e| e.error)
+                    .unwrap_or_else(|| "Codemode execution failed".to_owned());
+                self.finish_error(id, error).await
+            }
+            None => Ok(Outcome::early_error(id, format!("No execution \"{id}\""))),
+        }
+    }
+
+    /// Takes over an execution left running by a process that died (docs/design.md, difference 5). An approved
+    /// call that was executing is not run again but waits for a new decision, marked `interrupted`; any other
+    /// interrupted run runs its pass again (calls that were executing re-execute: connectors get `seq` to make
+    /// that idempotent).
+    pub async fn recover(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let Some(execution) = self.inner.store.execution(id)? else {
+            return Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to recover."
+            )));
+        };
+        only_here(&execution, "recovered")?;
+        match self.inner.store.recover(id, self.inner.now())? {
+            Recover::Repaused => {
+                self.pass_end(id, ExecutionStatus::Paused).await;
+                self.paused_outcome(id)
+            }
+            Recover::Rerun => {
+                self.pass(id, &execution.code, execution.source.as_deref(), None)
+                    .await
+            }
+            Recover::NotInterrupted(status) => Err(RuntimeError::Stale(format!(
+                "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
+            ))),
+            Recover::StillRunning(pid) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
+            ))),
+            Recover::RollingBack(pid) => Err(RuntimeError::Busy(format!(
+                "Execution \"{id}\" is being rolled back by process {pid}; it cannot be recovered."
+            ))),
+            Recover::Missing => Err(RuntimeError::NotFound(format!(
+                "No execution \"{id}\" to recover."
+            ))),
+        }
+    }
+
+    /// Fault injection for tests: the store's SQLite connection suffers `fault` until called with `None`.
+    #[doc(hidden)]
+    pub fn inject_store_fault_for_tests(&self, fault: Option<crate::store::StoreFault>) {
+        self.inner.store.fault_for_tests(fault);
+    }
+
+    /// Leaves a run whose pass the store failed in `interrupted`: this process lets go of it, so `recover`
+    /// (or expiry) can take it over and a call in doubt is asked about again rather than replayed as if it
+    /// had not run. The store may still be failing: the release is retried in the background, with backoff,
+    /// for as long as this process lives, and never dropped (docs/design.md, "When the store fails").
+    pub(super) fn release_broken_pass(&self, id: &str) {
+        if self.inner.store.release_pass(id).is_ok() {
+            return;
+        }
+        let inner = std::sync::Arc::downgrade(&self.inner);
+        let id = id.to_owned();
+        std::thread::spawn(move || {
+            let mut wait = Duration::from_millis(100);
+            loop {
+                std::thread::sleep(wait);
+                let Some(inner) = inner.upgrade() else { return };
+                if inner.store.release_pass(&id).is_ok() {
+                    return;
+                }
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+        });
+    }
+
+    /// A paused execution as an Outcome: its pending calls and its call log.
+    pub fn paused_outcome(&self, id: &str) -> Result<Outcome, RuntimeError> {
+        let store = &self.inner.store;
+        Ok(Outcome::Paused {
+            execution_id: id.to_owned(),
+            pending: store.pending(Some(id))?,
+            calls: Some(store.execution(id)?.map(|e| e.log).unwrap_or_default()),
+        })
+    }
+
+    pub(super) async fn finish_error(
+        &self,
+        id: &str,
+        error: String,
+    ) -> Result<Outcome, RuntimeError> {
+        self.pass_end(id, ExecutionStatus::Error).await;
+        self.dispose(id, ExecutionStatus::Error).await;
+        Ok(Outcome::Error {
+            execution_id: id.to_owned(),
+            error,
+            logs: None,
+            calls: Some(
+                self.inner
+                    .store
+                    .execution(id)?
+                    .map(|e| e.log)
+                    .unwrap_or_default(),
+            ),
+        })
+    }
+
+    pub(super) async fn pass_end(&self, id: &str, status: ExecutionStatus) {
+        for registered in &self.inner.connectors {
+            registered.connector.on_pass_end(id, status).await;
+        }
+    }
+
+    pub(super) async fn dispose(&self, id: &str, status: ExecutionStatus) {
+        for registered in &self.inner.connectors {
+            registered.connector.dispose_execution(id, status).await;
+        }
+    }
+}
