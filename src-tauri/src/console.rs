@@ -112,7 +112,7 @@ impl Console {
                 .get("closeToTray")
                 .and_then(|v| v.as_bool())
                 .unwrap_or(defaults.close_to_tray),
-            start_at_login: crate::desktop::autostart_file().is_some_and(|f| f.exists()),
+            start_at_login: crate::autostart::autostart_file().is_some_and(|f| f.exists()),
         }
     }
 
@@ -135,7 +135,7 @@ impl Console {
                 .home_flag
                 .as_ref()
                 .map(|_| std::path::absolute(&self.dir).unwrap_or_else(|_| self.dir.clone()));
-            crate::desktop::set_autostart(preferences.start_at_login, home.as_deref())
+            crate::autostart::set_autostart(preferences.start_at_login, home.as_deref())
                 .map_err(|e| ApiError::internal(format!("Start at login: {e}")))?;
         }
         store.set("notifications", preferences.notifications);

@@ -5,6 +5,7 @@
 // The console is a windowed app on every platform.
 #![cfg_attr(not(debug_assertions), windows_subsystem = "windows")]
 
+mod autostart;
 mod commands;
 mod console;
 mod desktop;

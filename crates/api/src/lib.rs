@@ -615,7 +615,7 @@ impl Api {
         self.usable()?;
         let settings = form.settings()?;
         // The file parsed when the gate passed; what is left to fail is a value out of range.
-        config::save_runtime_settings(&self.home.dir, &settings)
+        connectors::editing::save_runtime_settings(&self.home.dir, &settings)
             .map_err(|e| ApiError::invalid_args(e.to_string()))
     }
 }

@@ -292,19 +292,6 @@ pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
     parse(&text, &path, data_dir)
 }
 
-/// Writes runtime settings back into `<data dir>/connectors.json`, keeping everything else in the file as it is
-/// (an [`crate::editing::Edit`], with its lock and atomic replace); a file that does not parse is left alone
-/// and reported.
-pub fn save_runtime_settings(
-    data_dir: &Path,
-    settings: &RuntimeSettings,
-) -> Result<(), ConfigError> {
-    check_settings(settings)
-        .map_err(|(_, message)| ConfigError::whole_file(&data_dir.join(FILE_NAME), message))?;
-    crate::editing::edit_file(data_dir, &[crate::editing::Edit::Runtime(settings.clone())])
-        .map(|_| ())
-}
-
 /// The `runtime` block's fields as the file spells them.
 pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Value); 6] {
     [
@@ -333,7 +320,7 @@ pub(crate) fn replace_file(data_dir: &Path, text: &str) -> Result<(), String> {
 /// Settings a person can type that the runtime cannot use, with the field at fault. Checked when the file is
 /// read as well as when settings are saved: a value the runtime cannot use otherwise surfaces much later, as
 /// an unrelated failure (a sandbox worker that cannot start with `memoryLimitMb: 0`).
-fn check_settings(settings: &RuntimeSettings) -> Result<(), (&'static str, String)> {
+pub(crate) fn check_settings(settings: &RuntimeSettings) -> Result<(), (&'static str, String)> {
     if !codemode::names::is_runtime_name(&settings.name) {
         return Err((
             "name",

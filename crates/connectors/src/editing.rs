@@ -4,7 +4,7 @@
 //! replaces the file, the file is replaced atomically (owner-only), and edits from several processes are
 //! serialised by a lock file, so none is lost.
 
-use crate::config::{self, Config, ConfigError, FILE_NAME};
+use crate::config::{self, Config, ConfigError, FILE_NAME, RuntimeSettings};
 use crate::owner_only;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -221,6 +221,18 @@ fn entry_mut<'a>(
 
 fn no_connector(key: &str) -> String {
     format!("No connector \"{key}\" in {FILE_NAME}")
+}
+
+/// Writes runtime settings back into `<data dir>/connectors.json`, keeping everything else in the file as it is
+/// (an [`Edit`], with its lock and atomic replace); a file that does not parse is left alone
+/// and reported.
+pub fn save_runtime_settings(
+    data_dir: &Path,
+    settings: &RuntimeSettings,
+) -> Result<(), ConfigError> {
+    config::check_settings(settings)
+        .map_err(|(_, message)| ConfigError::whole_file(&data_dir.join(FILE_NAME), message))?;
+    edit_file(data_dir, &[Edit::Runtime(settings.clone())]).map(|_| ())
 }
 
 #[cfg(test)]

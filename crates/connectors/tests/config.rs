@@ -360,7 +360,7 @@ fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
         paused_ttl: std::time::Duration::from_secs(90 * 60),
         ..config::RuntimeSettings::default()
     };
-    config::save_runtime_settings(&dir, &settings).unwrap();
+    connectors::editing::save_runtime_settings(&dir, &settings).unwrap();
     let loaded = config::load(&dir).unwrap();
     assert_eq!(loaded.runtime, settings);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -376,7 +376,7 @@ fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
         max_executions: 0,
         ..settings
     };
-    let error = config::save_runtime_settings(&dir, &bad).unwrap_err();
+    let error = connectors::editing::save_runtime_settings(&dir, &bad).unwrap_err();
     assert!(error.message.contains("maxExecutions"), "{error}");
     assert_eq!(config::load(&dir).unwrap().runtime.max_executions, 7);
 }
