@@ -30,11 +30,10 @@ pub use faults::StoreFault;
 pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity};
 pub use location::StoreLocation;
 pub use migrations::SCHEMA_VERSION;
-pub use postgres::{Handed, masked as masked_store_address};
+pub use postgres::Handed;
 pub use queries::RecentCallRow;
 pub use retention::{Deletion, Retention};
 pub use rollback::RollbackClaim;
-pub use rules_table::StoredRule;
 pub use sql::DbError;
 
 use crate::owner::ProcessIdentity;
