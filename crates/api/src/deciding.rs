@@ -138,7 +138,7 @@ impl Api {
         let compiled =
             CompiledRule::new(rule.clone()).map_err(|e| ApiError::invalid_args(e.to_string()))?;
         let now = self.home.runtime.now_ms();
-        let matches = |row: &codemode::store::RecentCallRow| {
+        let matches = |row: &codemode::RecentCallRow| {
             let path = format!("{}.{}", row.connector, row.method);
             compiled.matches(&Call {
                 path: &path,

@@ -17,7 +17,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod schema;
 pub mod sources;
-pub mod store;
+mod store;
 mod transitions;
 pub mod typegen;
 
@@ -36,7 +36,11 @@ pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,
     SystemClock, TransformResult,
 };
-pub use store::{StoreFault, StoreLocation};
+pub use store::{HostIdentity, RecentCallRow, Retention, StoreFault, StoreLocation};
+// The store itself and the outcomes of its transitions: for this crate's integration tests, which drive the
+// store directly to set up races and crashes a runtime cannot produce on demand.
+#[doc(hidden)]
+pub use store::{Adoption, CallPlan, Deletion, Recover, RollbackClaim, SCHEMA_VERSION, Store};
 
 /// The connector name under which `codemode.step` entries are recorded.
 pub const STEP_CONNECTOR: &str = "__step";

@@ -260,7 +260,7 @@ async fn a_database_written_by_schema_4_upgrades_with_the_decisions_its_calls_im
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, codemode::store::SCHEMA_VERSION);
+    assert_eq!(version, codemode::SCHEMA_VERSION);
 
     let executions = runtime.executions(None).unwrap();
     assert_eq!(executions.len(), 6);

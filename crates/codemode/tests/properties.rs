@@ -12,9 +12,9 @@ use base64::Engine as _;
 use codemode::codec::{BIGINT_ENVELOPE, BINARY_ENVELOPE, same_arguments};
 use codemode::normalize::{LineColumn, normalize_code};
 use codemode::protocol::{ReplayEntry, raw as to_raw};
-use codemode::store::{CallPlan, Store};
 use codemode::{
-    CallAnswer, ConnectorCall, PassEnd, PassHost, PassRequest, SnippetAnswer, StepAnswer,
+    CallAnswer, CallPlan, ConnectorCall, PassEnd, PassHost, PassRequest, SnippetAnswer, StepAnswer,
+    Store,
 };
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -481,7 +481,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
         |(args, result, seed, site, kind)| {
             run.set(run.get() + 1);
             let id = format!("run-{}", run.get());
-            let keep = codemode::store::Retention::count(1_000_000);
+            let keep = codemode::Retention::count(1_000_000);
             store
                 .begin(&id, "code", &["items".to_owned()], None, 0, keep)
                 .expect("begin");

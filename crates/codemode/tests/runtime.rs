@@ -1136,7 +1136,7 @@ async fn a_runtime_of_another_name_can_neither_read_decide_nor_undo_a_run_by_id(
         vec![theirs.clone()],
     )
     .await;
-    let intruder_store = codemode::store::Store::open(
+    let intruder_store = codemode::Store::open(
         &support::store_at(&db),
         "other",
         None,

@@ -75,7 +75,7 @@ async fn a_newer_schema_is_refused_and_nothing_is_written() {
     assert!(
         error.contains(&format!(
             "the database {url} was written by a newer version of Codemode (schema 99; this build reads up to {})",
-            codemode::store::SCHEMA_VERSION
+            codemode::SCHEMA_VERSION
         )),
         "{error}"
     );
@@ -269,7 +269,7 @@ async fn host(
     Runtime::open(
         StoreLocation::Postgres(url.to_owned()),
         RuntimeOptions {
-            host: Some(codemode::store::HostIdentity {
+            host: Some(codemode::HostIdentity {
                 id: id.to_owned(),
                 name: format!("{id}.example"),
             }),
@@ -476,7 +476,7 @@ async fn a_runtime_of_another_name_on_the_same_database_can_neither_read_decide_
     let open = |name: &str, host: &str, items: Arc<Items>| {
         let options = RuntimeOptions {
             name: name.to_owned(),
-            host: Some(codemode::store::HostIdentity {
+            host: Some(codemode::HostIdentity {
                 id: host.to_owned(),
                 name: format!("{host}.example"),
             }),
@@ -489,10 +489,10 @@ async fn a_runtime_of_another_name_on_the_same_database_can_neither_read_decide_
     let (mine, theirs) = (Items::new(), Items::new());
     let a = open("team-a", "a", mine.clone()).await.expect("A opens");
     let b = open("team-b", "b", theirs.clone()).await.expect("B opens");
-    let b_store = codemode::store::Store::open(
+    let b_store = codemode::Store::open(
         &store,
         "team-b",
-        Some(codemode::store::HostIdentity {
+        Some(codemode::HostIdentity {
             id: "b".into(),
             name: "b.example".into(),
         }),

@@ -495,7 +495,7 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         .as_ref()
         .and_then(|r| r.keep_decided_for.as_ref())
     {
-        None => codemode::store::Retention::DEFAULT_KEEP_DECIDED_FOR,
+        None => codemode::Retention::DEFAULT_KEEP_DECIDED_FOR,
         Some(value) => parse_age(value).ok_or_else(|| {
             in_runtime(
                 "keepDecidedFor",

@@ -4,8 +4,9 @@
 use crate::Connectors;
 use crate::config::{self, Config, RuntimeSettings};
 use crate::owner_only;
-use codemode::store::HostIdentity;
-use codemode::{Clock, Connector, Runtime, RuntimeError, RuntimeOptions, StoreLocation};
+use codemode::{
+    Clock, Connector, HostIdentity, Runtime, RuntimeError, RuntimeOptions, StoreLocation,
+};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -157,7 +158,7 @@ impl Home {
             max_executions: settings.max_executions,
             keep_decided_for: config
                 .as_ref()
-                .map_or(codemode::store::Retention::DEFAULT_KEEP_DECIDED_FOR, |c| {
+                .map_or(codemode::Retention::DEFAULT_KEEP_DECIDED_FOR, |c| {
                     c.keep_decided_for
                 }),
             timeout: settings.timeout,

@@ -4,8 +4,11 @@
 //! the owner resumes it, so a machine's connectors only ever run on that machine. A host whose heartbeat
 //! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
 
+use super::claims::other_call;
+use super::rows::{Holder, RunRow, run_row};
 use super::sql::{Sql, args};
-use super::{Holder, Result, RunRow, Store, StoreError, other_call, run_row};
+use super::transactions::Database;
+use super::{Result, Store, StoreError};
 use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
 use crate::transitions::Holders;
 use std::time::Duration;
@@ -296,8 +299,8 @@ impl Store {
     /// Tells the host `host` that its run `id` was decided.
     fn announce_hand_off(&self, host: &str, id: &str) -> Result<(), StoreError> {
         match &self.database {
-            super::Database::Postgres(postgres) => Ok(postgres.notify_hand_off(host, id)?),
-            super::Database::Sqlite(_) => Ok(()),
+            Database::Postgres(postgres) => Ok(postgres.notify_hand_off(host, id)?),
+            Database::Sqlite(_) => Ok(()),
         }
     }
 }

@@ -2,8 +2,10 @@
 //! another name sharing the same store can do to a run it names by id — nothing. Used on SQLite
 //! (`tests/runtime.rs`) and on PostgreSQL (`tests/shared_store.rs`).
 
-use codemode::store::{Adoption, Deletion, Recover, Retention, RollbackClaim, Store};
-use codemode::{Actor, ExecutionQuery, ExecutionState, Runtime, RuntimeError};
+use codemode::{
+    Actor, Adoption, Deletion, ExecutionQuery, ExecutionState, Recover, Retention, RollbackClaim,
+    Runtime, RuntimeError, Store,
+};
 use serde_json::json;
 
 /// A program that pauses on `items.create_item` (approval-gated, revertible).

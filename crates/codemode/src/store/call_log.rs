@@ -1,0 +1,440 @@
+//! Writes to a run's call log (`cm_log`): what each call does and how it ended, a step's value, and what a
+//! person is shown while a call waits.
+
+use super::rows::{parse_decision, parse_json, status_of};
+use super::runs::{cap, fail_in, of_runtime, touch};
+use super::sql::{Sql, args};
+use super::{Result, Store, StoreError};
+use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
+use crate::model::{Decision, DecisionKind, EntryState, ExecutionStatus};
+use crate::rules::{Effect, Verdict};
+use crate::transitions::{self, Attempt, CallStep, Recorded};
+use serde_json::{Value, json};
+
+/// What `decide` tells the pass to do with a call (reference §3.3).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallPlan {
+    Execute,
+    /// Run the approved call with the arguments a person edited instead of the program's.
+    ExecuteEdited(Value),
+    Replay(Option<Value>),
+    /// The call was answered with this error when it ran: the program gets the same error again.
+    ReplayError(String),
+    /// The run is not running (it paused or failed): end the pass.
+    Pause,
+    /// The execution does not exist.
+    Missing,
+}
+
+impl Store {
+    /// Decides what a call at `seq` does ([`transitions::call_step`]) and records it, in one transaction.
+    #[allow(clippy::too_many_arguments)]
+    pub fn decide(
+        &self,
+        id: &str,
+        seq: u64,
+        connector: &str,
+        method: &str,
+        args: Option<&Value>,
+        canonical: Option<&Value>,
+        verdict: &Verdict,
+        ephemeral: bool,
+        now: i64,
+    ) -> Result<CallPlan, StoreError> {
+        let requires_approval = verdict.effect == Effect::Ask;
+        self.write_run(id, |tx| {
+            let status = status_of(tx, &self.runtime, id)?;
+            let existing = match status {
+                Some(ExecutionStatus::Running) => recorded_call(tx, id, seq)?,
+                _ => None,
+            };
+            let edited = existing.as_ref().and_then(|e| match &e.decision {
+                Some(Decision { kind: DecisionKind::Edited, args, .. }) => args.clone(),
+                _ => None,
+            });
+            let recorded = existing.as_ref().map(|e| Recorded {
+                connector: &e.connector,
+                method: &e.method,
+                args: e.args.as_ref(),
+                ephemeral: e.ephemeral,
+                state: e.state,
+                has_error: e.error.is_some(),
+                edited: edited.as_ref(),
+            });
+            let attempt = Attempt { connector, method, args, requires_approval };
+            let step = transitions::call_step(status, recorded.as_ref(), &attempt);
+            let Some(existing) = existing else {
+                return match step {
+                    CallStep::Missing => Ok(CallPlan::Missing),
+                    CallStep::Record { .. } => {
+                        self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now)
+                    }
+                    _ => Ok(CallPlan::Pause),
+                };
+            };
+            match step {
+                CallStep::Missing => Ok(CallPlan::Missing),
+                CallStep::Stop => Ok(CallPlan::Pause),
+                CallStep::Diverge { detail } => {
+                    let recorded = json!({"connector": existing.connector, "method": existing.method, "args": existing.args});
+                    let attempted = json!({"connector": connector, "method": method, "args": args});
+                    diverge(tx, &self.runtime, id, seq, &detail, recorded, attempted, now)?;
+                    Ok(CallPlan::Pause)
+                }
+                CallStep::Replay => Ok(CallPlan::Replay(existing.result)),
+                CallStep::ReplayError => Ok(CallPlan::ReplayError(existing.error.unwrap_or_default())),
+                CallStep::Execute => Ok(CallPlan::Execute),
+                CallStep::ExecuteAfterError => {
+                    tx.execute(
+                        "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
+                        args![id, seq as i64],
+                    )?;
+                    Ok(CallPlan::Execute)
+                }
+                CallStep::ExecuteApproved { .. } => {
+                    tx.execute(
+                        "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                        args![id, seq as i64],
+                    )?;
+                    touch(tx, &self.runtime, id, now)?;
+                    Ok(match edited {
+                        Some(args) => CallPlan::ExecuteEdited(args),
+                        None => CallPlan::Execute,
+                    })
+                }
+                CallStep::Record { .. } => self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now),
+            }
+        })
+    }
+
+    /// Records a new call as its verdict says: `pending` (pausing the run) when a person must decide,
+    /// `executing` when it may run, `error` with the rule's message when a rule denies it. A rule's verdict is
+    /// its decision (`allowed` / `denied` by `rule`) and counts as a hit of that rule.
+    #[allow(clippy::too_many_arguments)]
+    fn record_call(
+        &self,
+        tx: &dyn Sql,
+        id: &str,
+        seq: u64,
+        attempt: &Attempt<'_>,
+        canonical: Option<&Value>,
+        verdict: &Verdict,
+        ephemeral: bool,
+        now: i64,
+    ) -> Result<CallPlan> {
+        let (connector, method) = (attempt.connector, attempt.method);
+        let args_text = attempt
+            .args
+            .map(|a| serde_json::to_string(a).unwrap_or_default());
+        if let Some(text) = &args_text {
+            let size = utf16_len(text);
+            if size > MAX_DURABLE_VALUE {
+                let message =
+                    too_large_message(&format!("Arguments to {connector}.{method}"), size);
+                fail_in(tx, &self.runtime, id, &message, now)?;
+                return Ok(CallPlan::Pause);
+            }
+        }
+        let decision = verdict.rule.as_ref().and_then(|rule| {
+            let kind = match verdict.effect {
+                Effect::Allow => DecisionKind::Allowed,
+                Effect::Deny => DecisionKind::Denied,
+                Effect::Ask => return None,
+            };
+            Some(Decision {
+                kind,
+                by: "rule".to_owned(),
+                at: now,
+                reason: verdict.reason.clone(),
+                rule: Some(rule.clone()),
+                args: None,
+                shown: None,
+            })
+        });
+        let denied = (verdict.effect == Effect::Deny).then(|| {
+            crate::rules::denied_message(
+                connector,
+                method,
+                verdict.rule.as_deref().unwrap_or_default(),
+                verdict.reason.as_deref(),
+            )
+        });
+        let state = match verdict.effect {
+            Effect::Ask => "pending",
+            Effect::Allow => "executing",
+            Effect::Deny => "error",
+        };
+        tx.execute(
+            // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
+            "INSERT INTO cm_log
+               (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13)
+             ON CONFLICT (execution_id, seq) DO UPDATE SET
+               connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
+               requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
+               state = excluded.state, error = excluded.error, decision = excluded.decision,
+               decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
+               divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical",
+            args![
+                id,
+                seq as i64,
+                connector,
+                method,
+                args_text,
+                verdict.effect == Effect::Ask,
+                ephemeral,
+                state,
+                denied,
+                decision.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
+                decision.as_ref().map(|_| "rule"),
+                decision.as_ref().map(|_| now),
+                canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
+            ],
+        )?;
+        if let Some(rule) = &verdict.rule {
+            tx.execute(
+                "UPDATE cm_rules SET hits = hits + 1, last_hit = ?3 WHERE runtime = ?1 AND id = ?2",
+                args![self.runtime, rule, now],
+            )?;
+        }
+        match verdict.effect {
+            Effect::Ask => {
+                tx.execute(
+                    "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
+                    args![id, now],
+                )?;
+                Ok(CallPlan::Pause)
+            }
+            Effect::Deny => {
+                touch(tx, &self.runtime, id, now)?;
+                Ok(CallPlan::ReplayError(denied.unwrap_or_default()))
+            }
+            Effect::Allow => {
+                touch(tx, &self.runtime, id, now)?;
+                Ok(CallPlan::Execute)
+            }
+        }
+    }
+
+    /// Records a call's (or step's) result; an oversized result fails the run. Returns false when the run
+    /// failed because of it.
+    pub fn record_result(
+        &self,
+        id: &str,
+        seq: u64,
+        result: Option<&Value>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        self.write_run(id, |tx| {
+            let Some((connector, method, ephemeral)) = tx
+                .query_row_opt(
+                    &format!(
+                        "SELECT connector, method, ephemeral FROM cm_log WHERE execution_id = ?1 AND seq = ?2 AND {}",
+                        of_runtime("?3")
+                    ),
+                    args![id, seq as i64, self.runtime],
+                    |row| Ok((row.get::<String>(0)?, row.get::<String>(1)?, row.get::<bool>(2)?)),
+                )?
+            else {
+                return Ok(false);
+            };
+            let text = if ephemeral {
+                None
+            } else {
+                result.map(|r| serde_json::to_string(r).unwrap_or_default())
+            };
+            if let Some(text) = &text {
+                let size = utf16_len(text);
+                if size > MAX_DURABLE_VALUE {
+                    let message = too_large_message(&format!("The result of {connector}.{method}"), size);
+                    tx.execute(
+                        "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
+                        args![id, seq as i64],
+                    )?;
+                    fail_in(tx, &self.runtime, id, &message, now)?;
+                    return Ok(false);
+                }
+            }
+            tx.execute(
+                "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
+                args![id, seq as i64, text],
+            )?;
+            touch(tx, &self.runtime, id, now)?;
+            Ok(true)
+        })
+    }
+
+    /// Records the error a connector answered a call with: the call has an outcome, so replay gives the
+    /// program the same error and a rollback has nothing of it to undo. The run goes on.
+    pub fn record_error(
+        &self,
+        id: &str,
+        seq: u64,
+        message: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.write_run(id, |tx| {
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET state = 'error', error = ?3
+                     WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing' AND {}",
+                    of_runtime("?4")
+                ),
+                args![id, seq as i64, cap(message), self.runtime],
+            )?;
+            touch(tx, &self.runtime, id, now)
+        })
+    }
+
+    /// Records a step that ran without a decision first (nothing was recorded at `seq`): its entry, applied
+    /// with its value, in one transaction. A value that cannot be stored (`Err` with the message, or too
+    /// large) leaves the entry in `error` and fails the run. Returns false when the run is not running or
+    /// failed because of it.
+    pub fn record_step(
+        &self,
+        id: &str,
+        seq: u64,
+        name: &str,
+        value: Result<Option<&Value>, &str>,
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        self.write_run(id, |tx| {
+            if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
+                return Ok(false);
+            }
+            let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
+            let failure = match &text {
+                Err(message) => Some((*message).to_owned()),
+                Ok(Some(text)) if utf16_len(text) > MAX_DURABLE_VALUE => Some(too_large_message(
+                    &format!("The result of {}.{name}", crate::STEP_CONNECTOR),
+                    utf16_len(text),
+                )),
+                Ok(_) => None,
+            };
+            let (state, result) = match (&failure, &text) {
+                (None, Ok(text)) => ("applied", text.as_deref()),
+                _ => ("error", None),
+            };
+            tx.execute(
+                "INSERT INTO cm_log
+                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6)",
+                args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state],
+            )?;
+            match failure {
+                Some(message) => {
+                    fail_in(tx, &self.runtime, id, &message, now)?;
+                    Ok(false)
+                }
+                None => {
+                    touch(tx, &self.runtime, id, now)?;
+                    Ok(true)
+                }
+            }
+        })
+    }
+
+    /// Fails a running run because a value at `seq` could not be recorded.
+    pub fn fail_unrecordable(
+        &self,
+        id: &str,
+        seq: u64,
+        message: &str,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        self.write_run(id, |tx| {
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET state = 'error'
+                     WHERE execution_id = ?1 AND seq = ?2 AND state IN ('executing', 'pending') AND {}",
+                    of_runtime("?3")
+                ),
+                args![id, seq as i64, self.runtime],
+            )?;
+            fail_in(tx, &self.runtime, id, message, now)
+        })
+    }
+
+    /// Keeps `shown` (a [`crate::Shown`] as JSON) as what a person is shown of the call at `seq` while it
+    /// waits; the decision takes it along. `false` when that call no longer waits.
+    pub fn record_shown(&self, id: &str, seq: u64, shown: &str) -> Result<bool, StoreError> {
+        self.write_run(id, |tx| {
+            Ok(tx.execute(
+                &format!(
+                    "UPDATE cm_log SET shown = ?3 WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending' AND {}",
+                    of_runtime("?4")
+                ),
+                args![id, seq as i64, shown, self.runtime],
+            )? == 1)
+        })
+    }
+}
+
+/// A recorded call, as `decide` compares it.
+struct RecordedRow {
+    connector: String,
+    method: String,
+    args: Option<Value>,
+    result: Option<Value>,
+    ephemeral: bool,
+    state: EntryState,
+    error: Option<String>,
+    decision: Option<Decision>,
+}
+
+fn recorded_call(tx: &dyn Sql, id: &str, seq: u64) -> Result<Option<RecordedRow>> {
+    tx.query_row_opt(
+        "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
+         WHERE execution_id = ?1 AND seq = ?2",
+        args![id, seq as i64],
+        |row| {
+            let state: String = row.get(5)?;
+            Ok(RecordedRow {
+                connector: row.get(0)?,
+                method: row.get(1)?,
+                args: parse_json(row.get(2)?),
+                result: parse_json(row.get(3)?),
+                ephemeral: row.get(4)?,
+                state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+                error: row.get(6)?,
+                decision: parse_decision(row.get(7)?),
+            })
+        },
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn diverge(
+    tx: &dyn Sql,
+    runtime: &str,
+    id: &str,
+    seq: u64,
+    detail: &str,
+    recorded: Value,
+    attempted: Value,
+    now: i64,
+) -> Result<()> {
+    let divergence = json!({"recorded": recorded, "attempted": attempted}).to_string();
+    tx.execute(
+        &format!(
+            "UPDATE cm_log SET state = CASE WHEN state IN ('executing', 'pending') THEN 'error' ELSE state END,
+                    divergence = ?3
+             WHERE execution_id = ?1 AND seq = ?2 AND {}",
+            of_runtime("?4")
+        ),
+        args![id, seq as i64, divergence, runtime],
+    )?;
+    fail_in(
+        tx,
+        runtime,
+        id,
+        &format!("Codemode replay divergence at step {seq}: {detail}"),
+        now,
+    )
+}
+
+/// Values that cannot be recorded at all (a cycle, a throwing getter): the reference's message.
+pub fn unserialisable(what: &str, reason: &str) -> String {
+    not_serializable_message(what, reason)
+}

@@ -1,0 +1,315 @@
+//! Who may act on a run: resuming a paused run for an approval, rejecting its pending call, taking over an
+//! interrupted run, letting go of a pass. Each claim is conditional on the holder it read, so two processes
+//! never both win it.
+
+use super::rows::{parse_json, run_row};
+use super::runs::cap;
+use super::sql::{Dialect, Sql, args};
+use super::{Result, Store, StoreError};
+use crate::model::{Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionStatus};
+use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
+
+/// The result of trying to claim a paused run for approval.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resume {
+    Resumed,
+    /// The call waiting is not the one the decision names (another seq, other arguments): nothing changed.
+    OtherCall(String),
+    /// Another host's approval waits for this run's host to resume it.
+    AlreadyDecided,
+    NotPaused(ExecutionStatus),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    Missing,
+}
+
+/// The result of trying to reject a pending call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Rejection {
+    Rejected,
+    NotPaused(ExecutionStatus),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    /// Nothing at that `seq` waits for a decision.
+    NotPending,
+    /// The call at that `seq` has other arguments than the ones the decision names.
+    OtherCall(String),
+    /// Another host's approval waits for this run's host to resume it.
+    AlreadyDecided,
+    Missing,
+}
+
+/// The result of trying to recover an interrupted run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Recover {
+    /// An approved call was mid-execution: it waits for a human decision again.
+    Repaused,
+    /// Nothing approved was in flight: run the pass again.
+    Rerun,
+    NotInterrupted(ExecutionStatus),
+    StillRunning(u32),
+    /// A live process is rolling the run back.
+    RollingBack(u32),
+    Missing,
+}
+
+impl Store {
+    /// Lets go of this process's running pass of run `id`, whose calls could not all be recorded: the run is
+    /// then `interrupted` (its holder is no process), so `recover` takes it over and asks again about a gated
+    /// call left `executing`. Conditional on the run still running under this process; true when released.
+    pub fn release_pass(&self, id: &str) -> Result<bool, StoreError> {
+        self.write_run(id, |tx| {
+            let released = tx.execute(
+                "UPDATE cm_executions SET owner_pid = NULL, owner_started = NULL
+                 WHERE id = ?1 AND runtime = ?2 AND status = 'running' AND owner_pid = ?3 AND owner_started = ?4",
+                args![id, self.runtime, self.owner.pid, self.owner.started as i64],
+            )?;
+            Ok(released > 0)
+        })
+    }
+
+    /// Claims a paused run for approval ([`transitions::resume_step`]): the run becomes `running` and its
+    /// pending call is decided by `actor`, in one transaction (so a later reject, which needs a paused run,
+    /// finds nothing to reject). The call stays `pending` until the pass reaches it: a replay that diverges
+    /// before it leaves it never run, and a rollback then has nothing of it to undo.
+    ///
+    /// `handed` resumes with a decision another host handed to this one ([`Store::hand_off`]), which the run
+    /// must still hold; otherwise the run must hold none.
+    pub fn resume(
+        &self,
+        id: &str,
+        decision: &Decision,
+        handed: bool,
+        expected: Option<&CallRef>,
+    ) -> Result<Resume, StoreError> {
+        let (by, now) = (decision.by.as_str(), decision.at);
+        let decision = serde_json::to_string(decision).unwrap_or_default();
+        self.write(|tx| {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
+                return Ok(Resume::Missing);
+            };
+            match transitions::resume_step(run.status, self.holders(&run)) {
+                ResumeStep::NotPaused(status) => return Ok(Resume::NotPaused(status)),
+                ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
+                ResumeStep::Claim => {}
+            }
+            if let Some(other) = other_call(tx, id, expected)? {
+                return Ok(Resume::OtherCall(other));
+            }
+            let changed = tx.execute(
+                &format!(
+                    "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
+                         owner_host = ?5, rollback_pid = NULL, rollback_started = NULL, rollback_host = NULL,
+                         handed = NULL
+                     WHERE id = ?1 AND status = 'paused' AND handed IS {}NULL",
+                    if handed { "NOT " } else { "" }
+                ),
+                args![id, now, self.owner.pid, self.owner.started as i64, self.host_id()],
+            )?;
+            if changed == 0 {
+                if !handed && run.status == ExecutionStatus::Paused {
+                    return Ok(Resume::AlreadyDecided);
+                }
+                return Ok(Resume::NotPaused(run.status));
+            }
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = {}
+                     WHERE execution_id = ?1 AND state = 'pending'",
+                    decision_with_shown(tx.dialect(), "?4")
+                ),
+                args![id, by, now, decision],
+            )?;
+            Ok(Resume::Resumed)
+        })
+    }
+
+    /// Takes over a run whose owning process died mid-pass ([`transitions::recover_step`]): an approved call
+    /// that was executing is paused again, marked interrupted, for a person to decide; otherwise the pass runs
+    /// again.
+    pub fn recover(&self, id: &str, now: i64) -> Result<Recover, StoreError> {
+        self.write(|tx| {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
+                return Ok(Recover::Missing);
+            };
+            let in_doubt: bool = tx.query_row(
+                "SELECT EXISTS (SELECT 1 FROM cm_log
+                  WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1)",
+                args![id],
+                |row| row.get(0),
+            )?;
+            let repause = match transitions::recover_step(run.status, self.holders(&run), in_doubt) {
+                RecoverStep::NotInterrupted(status) => return Ok(Recover::NotInterrupted(status)),
+                RecoverStep::StillRunning(pid) => return Ok(Recover::StillRunning(pid)),
+                RecoverStep::RollingBack(pid) => return Ok(Recover::RollingBack(pid)),
+                RecoverStep::TakeOver { repause } => repause,
+            };
+            let holder = &run.owner;
+            let claimed = tx.execute(
+                "UPDATE cm_executions SET owner_pid = ?4, owner_started = ?5, owner_host = ?7, updated_at = ?6
+                 WHERE id = ?1 AND status = 'running' AND owner_pid IS NOT DISTINCT FROM ?2
+                   AND owner_started IS NOT DISTINCT FROM ?3 AND owner_host IS NOT DISTINCT FROM ?8",
+                args![
+                    id,
+                    holder.pid,
+                    holder.started,
+                    self.owner.pid,
+                    self.owner.started as i64,
+                    now,
+                    self.host_id(),
+                    holder.host
+                ],
+            )?;
+            if claimed == 0 {
+                return Ok(Recover::StillRunning(holder.pid.unwrap_or(0)));
+            }
+            if !repause {
+                return Ok(Recover::Rerun);
+            }
+            tx.execute(
+                "UPDATE cm_log SET state = 'pending', interrupted = 1
+                 WHERE execution_id = ?1 AND state = 'executing' AND requires_approval = 1",
+                args![id],
+            )?;
+            tx.execute(
+                "UPDATE cm_executions SET status = 'paused' WHERE id = ?1",
+                args![id],
+            )?;
+            Ok(Recover::Repaused)
+        })
+    }
+
+    /// Rejects the pending call at `seq` of a paused run (reference §2.5), with an optional reason appended to
+    /// the run's error for the agent to read. A run that is not paused (a terminal run's status never changes
+    /// back), one a live process is rolling back, or a `seq` that is not pending is refused.
+    pub fn reject(
+        &self,
+        id: &str,
+        seq: u64,
+        digest: Option<&str>,
+        actor: Actor,
+        reason: Option<&str>,
+        now: i64,
+    ) -> Result<Rejection, StoreError> {
+        self.write(|tx| {
+            let Some(run) = run_row(tx, &self.runtime, id)? else {
+                return Ok(Rejection::Missing);
+            };
+            let call = tx
+                .query_row_opt(
+                    "SELECT connector, method, state FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
+                    args![id, seq as i64],
+                    |row| {
+                        let state: String = row.get(2)?;
+                        Ok((row.get::<String>(0)?, row.get::<String>(1)?, EntryState::parse(&state)))
+                    },
+                )?;
+            match transitions::reject_step(run.status, self.holders(&run), call.as_ref().and_then(|c| c.2)) {
+                RejectStep::NotPaused(status) => return Ok(Rejection::NotPaused(status)),
+                RejectStep::RollingBack(pid) => return Ok(Rejection::RollingBack(pid)),
+                RejectStep::NotPending => return Ok(Rejection::NotPending),
+                RejectStep::Reject => {}
+            }
+            let Some((connector, method, _)) = call else {
+                return Ok(Rejection::NotPending);
+            };
+            if run.handed {
+                return Ok(Rejection::AlreadyDecided);
+            }
+            if let Some(digest) = digest
+                && let Some(other) = other_call(tx, id, Some(&CallRef { seq, digest: Some(digest.to_owned()) }))?
+            {
+                return Ok(Rejection::OtherCall(other));
+            }
+            let decision = Decision {
+                kind: DecisionKind::Rejected,
+                by: actor.as_str().to_owned(),
+                at: now,
+                reason: reason.map(str::to_owned),
+                rule: None,
+                args: None,
+                shown: None,
+            };
+            tx.execute(
+                &format!(
+                    "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = {}
+                     WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                    decision_with_shown(tx.dialect(), "?5")
+                ),
+                args![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
+            )?;
+            let error = match reason {
+                Some(reason) => format!("Action {connector}.{method} rejected by user: {reason}"),
+                None => format!("Action {connector}.{method} rejected by user"),
+            };
+            tx.execute(
+                "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
+                args![id, cap(&error), now],
+            )?;
+            Ok(Rejection::Rejected)
+        })
+    }
+}
+
+/// Why the calls waiting in run `id` do not include the one `expected` names — another seq waits, or the
+/// call at that seq has other arguments than the ones shown — or `None` when it waits as shown
+/// (docs/design.md, "A decision names its call").
+pub(super) fn other_call(
+    tx: &dyn Sql,
+    id: &str,
+    expected: Option<&CallRef>,
+) -> Result<Option<String>> {
+    let Some(expected) = expected else {
+        return Ok(None);
+    };
+    let waiting = tx.query_map(
+        "SELECT seq, args FROM cm_log WHERE execution_id = ?1 AND state = 'pending' ORDER BY seq",
+        args![id],
+        |row| {
+            Ok((
+                row.get::<i64>(0)? as u64,
+                parse_json(row.get::<Option<String>>(1)?),
+            ))
+        },
+    )?;
+    Ok(match waiting.iter().find(|(seq, _)| *seq == expected.seq) {
+        Some((_, args))
+            if expected
+                .digest
+                .as_ref()
+                .is_none_or(|digest| *digest == crate::model::args_digest(args.as_ref())) =>
+        {
+            None
+        }
+        Some(_) => Some(format!(
+            "call {} of execution \"{id}\" now has other arguments than the ones shown",
+            expected.seq
+        )),
+        None => Some(match waiting.first() {
+            Some((seq, _)) => format!(
+                "execution \"{id}\" now waits on call {seq}, not on call {} that was shown",
+                expected.seq
+            ),
+            None => format!(
+                "call {} of execution \"{id}\" is no longer waiting for a decision",
+                expected.seq
+            ),
+        }),
+    })
+}
+
+/// The decision JSON in parameter `param`, with the call's `shown` (what the person was shown) merged in as
+/// its `shown` field when there is one.
+fn decision_with_shown(dialect: Dialect, param: &str) -> String {
+    match dialect {
+        Dialect::Sqlite => {
+            format!(
+                "CASE WHEN shown IS NULL THEN {param} ELSE json_set({param}, '$.shown', json(shown)) END"
+            )
+        }
+        Dialect::Postgres => format!(
+            "CASE WHEN shown IS NULL THEN {param}
+                  ELSE jsonb_set(CAST({param} AS TEXT)::jsonb, '{{shown}}', shown::jsonb)::text END"
+        ),
+    }
+}

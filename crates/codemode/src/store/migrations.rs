@@ -1,0 +1,247 @@
+//! The schema of both databases, version by version: SQLite's steps and PostgreSQL's side by side, so that
+//! a change to one is made to the other in the same place.
+
+use super::sql::{Sql, args};
+use super::{Result, StoreError};
+use rusqlite::TransactionBehavior;
+use std::path::Path;
+
+/// The schema version this build writes; older files are migrated forward on open.
+pub const SCHEMA_VERSION: i64 = 11;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: executions, the per-call log, snippets.
+    "CREATE TABLE cm_executions (
+        id TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        code TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        logs TEXT,
+        connectors TEXT NOT NULL,
+        source TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+    );
+    CREATE INDEX cm_executions_by_status ON cm_executions (runtime, status, created_at DESC, id DESC);
+    CREATE INDEX cm_executions_by_time ON cm_executions (runtime, created_at DESC, id DESC);
+    CREATE TABLE cm_log (
+        execution_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        connector TEXT NOT NULL,
+        method TEXT NOT NULL,
+        args TEXT,
+        result TEXT,
+        requires_approval INTEGER NOT NULL,
+        ephemeral INTEGER NOT NULL,
+        state TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at INTEGER,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        divergence TEXT,
+        PRIMARY KEY (execution_id, seq)
+    ) WITHOUT ROWID;
+    CREATE TABLE cm_snippets (
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL,
+        code TEXT NOT NULL,
+        saved_at INTEGER NOT NULL,
+        input_schema TEXT,
+        connectors TEXT NOT NULL,
+        PRIMARY KEY (runtime, name)
+    );",
+    // 2: the process that owns a running pass, to tell an interrupted run from a live one.
+    "ALTER TABLE cm_executions ADD COLUMN owner_pid INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN owner_started INTEGER;",
+    // 3: the process rolling a run back, so that no approval or recovery applies anything meanwhile and two
+    // rollbacks never revert the same call twice.
+    "ALTER TABLE cm_executions ADD COLUMN rollback_pid INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN rollback_started INTEGER;",
+    // 4: when a rollback reverted a call, so that a call which may have been applied before a crash (and was
+    // then rejected) is told apart from one a rollback already undid.
+    "ALTER TABLE cm_log ADD COLUMN reverted_at INTEGER;",
+    // 5: the error a connector answered a call with, so that replay gives the program the same error instead
+    // of running the call again (docs/design.md, "A call's outcome is recorded, errors included").
+    "ALTER TABLE cm_log ADD COLUMN error TEXT;",
+    // 6: what was decided about a call, by whom and why (docs/design.md, "Decisions"). Calls decided before
+    // get the decision their state, `decided_by` and their run imply: a reverted call of a run rejected for it
+    // was rejected; a call still pending when its run expired, expired; any other decided call, approved.
+    "ALTER TABLE cm_log ADD COLUMN decision TEXT;
+     UPDATE cm_log SET decision = json_object('kind', 'rejected', 'by', decided_by, 'at', decided_at)
+      WHERE decided_by IS NOT NULL AND state = 'reverted' AND reverted_at IS NULL
+        AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
+                    AND e.error LIKE 'Action ' || cm_log.connector || '.' || cm_log.method || ' rejected by user%');
+     UPDATE cm_log SET decision = json_object('kind', 'approved', 'by', decided_by, 'at', decided_at)
+      WHERE decided_by IS NOT NULL AND decision IS NULL;
+     UPDATE cm_log SET decided_by = 'expiry',
+            decided_at = (SELECT e.updated_at FROM cm_executions e WHERE e.id = cm_log.execution_id),
+            decision = json_object('kind', 'expired', 'by', 'expiry', 'at',
+                         (SELECT e.updated_at FROM cm_executions e WHERE e.id = cm_log.execution_id))
+      WHERE decided_by IS NULL AND requires_approval = 1 AND state = 'reverted' AND reverted_at IS NULL
+        AND EXISTS (SELECT 1 FROM cm_executions e WHERE e.id = cm_log.execution_id
+                    AND e.error = 'Expired awaiting approval');",
+    // 7: policy rules (docs/design.md, "Rules"), in creation order, with who added each and how often it
+    // decided; the version moves on every change so every process reloads them within a second.
+    "CREATE TABLE cm_rules (
+        runtime TEXT NOT NULL,
+        id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        hits INTEGER NOT NULL DEFAULT 0,
+        last_hit INTEGER,
+        PRIMARY KEY (runtime, id)
+    );
+    CREATE TABLE cm_rules_version (runtime TEXT PRIMARY KEY, version INTEGER NOT NULL);",
+    // 8: the preview last computed for display of a pending call; the decision keeps it as what the person
+    // was shown (docs/design.md, "Previews").
+    "ALTER TABLE cm_log ADD COLUMN shown TEXT;",
+    // 9: the rules' creation order as a column, which PostgreSQL (with no rowid) keeps too.
+    "ALTER TABLE cm_rules ADD COLUMN position INTEGER;
+     UPDATE cm_rules SET position = rowid;",
+    // 10: the hosts sharing a store, the host that owns each run and each rollback, and the decision handed
+    // to a run's host by another (docs/shared-store.md, "Hosts"); NULL on a store only one machine uses.
+    "CREATE TABLE cm_hosts (
+        id TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        connectors TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        began_at INTEGER NOT NULL,
+        heartbeat_at INTEGER NOT NULL
+    );
+    ALTER TABLE cm_executions ADD COLUMN owner_host TEXT;
+    ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT;
+    ALTER TABLE cm_executions ADD COLUMN handed TEXT;",
+    // 11: the arguments as the connector reads them, where that differs from what the program sent
+    // (docs/design.md, "What a call means").
+    "ALTER TABLE cm_log ADD COLUMN canonical TEXT;",
+];
+
+/// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
+/// version the first step reaches (no PostgreSQL store predates it); later steps follow SQLite's one for one.
+/// Integers are BIGINT (times are epoch milliseconds); text compares byte-wise (`COLLATE "C"`), as SQLite's
+/// does, so ids and names sort the same on both.
+pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
+    (
+        9,
+        r#"CREATE TABLE cm_executions (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        runtime TEXT COLLATE "C" NOT NULL,
+        code TEXT NOT NULL,
+        status TEXT NOT NULL,
+        result TEXT,
+        error TEXT,
+        logs TEXT,
+        connectors TEXT NOT NULL,
+        source TEXT,
+        created_at BIGINT NOT NULL,
+        updated_at BIGINT NOT NULL,
+        owner_pid BIGINT,
+        owner_started BIGINT,
+        rollback_pid BIGINT,
+        rollback_started BIGINT
+    );
+    CREATE INDEX cm_executions_by_status ON cm_executions (runtime, status, created_at DESC, id DESC);
+    CREATE INDEX cm_executions_by_time ON cm_executions (runtime, created_at DESC, id DESC);
+    CREATE TABLE cm_log (
+        execution_id TEXT COLLATE "C" NOT NULL,
+        seq BIGINT NOT NULL,
+        connector TEXT NOT NULL,
+        method TEXT NOT NULL,
+        args TEXT,
+        result TEXT,
+        requires_approval BIGINT NOT NULL,
+        ephemeral BIGINT NOT NULL,
+        state TEXT NOT NULL,
+        decided_by TEXT,
+        decided_at BIGINT,
+        interrupted BIGINT NOT NULL DEFAULT 0,
+        divergence TEXT,
+        reverted_at BIGINT,
+        error TEXT,
+        decision TEXT,
+        shown TEXT,
+        PRIMARY KEY (execution_id, seq)
+    );
+    CREATE TABLE cm_snippets (
+        runtime TEXT COLLATE "C" NOT NULL,
+        name TEXT COLLATE "C" NOT NULL,
+        description TEXT NOT NULL,
+        code TEXT NOT NULL,
+        saved_at BIGINT NOT NULL,
+        input_schema TEXT,
+        connectors TEXT NOT NULL,
+        PRIMARY KEY (runtime, name)
+    );
+    CREATE TABLE cm_rules (
+        runtime TEXT COLLATE "C" NOT NULL,
+        id TEXT COLLATE "C" NOT NULL,
+        rule TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        hits BIGINT NOT NULL DEFAULT 0,
+        last_hit BIGINT,
+        position BIGINT,
+        PRIMARY KEY (runtime, id)
+    );
+    CREATE TABLE cm_rules_version (runtime TEXT COLLATE "C" PRIMARY KEY, version BIGINT NOT NULL);"#,
+    ),
+    (
+        10,
+        r#"CREATE TABLE cm_hosts (
+        id TEXT COLLATE "C" PRIMARY KEY,
+        runtime TEXT COLLATE "C" NOT NULL,
+        name TEXT NOT NULL,
+        connectors TEXT NOT NULL,
+        machine TEXT NOT NULL,
+        pid BIGINT NOT NULL,
+        began_at BIGINT NOT NULL,
+        heartbeat_at BIGINT NOT NULL
+    );
+    ALTER TABLE cm_executions ADD COLUMN owner_host TEXT COLLATE "C";
+    ALTER TABLE cm_executions ADD COLUMN rollback_host TEXT COLLATE "C";
+    ALTER TABLE cm_executions ADD COLUMN handed TEXT;"#,
+    ),
+    (11, "ALTER TABLE cm_log ADD COLUMN canonical TEXT;"),
+];
+
+/// The schema version a PostgreSQL store holds; 0 for an empty database.
+pub(super) fn postgres_schema_version(connection: &dyn Sql) -> Result<i64> {
+    let exists: bool = connection.query_row(
+        "SELECT to_regclass('cm_schema') IS NOT NULL",
+        args![],
+        |row| row.get(0),
+    )?;
+    if !exists {
+        return Ok(0);
+    }
+    connection.query_row(
+        "SELECT coalesce(max(version), 0) FROM cm_schema",
+        args![],
+        |row| row.get(0),
+    )
+}
+
+pub(super) fn migrate(
+    connection: &mut rusqlite::Connection,
+    path: &Path,
+) -> Result<(), StoreError> {
+    let tx = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::NewerSchema {
+            path: path.display().to_string(),
+            found: version,
+        });
+    }
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+        tx.execute_batch(migration)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+    }
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,146 @@
+//! A run's own row from its beginning to its end, and the small updates every transition of a run shares.
+
+use super::retention::{Retention, prune};
+use super::rows::log_of;
+use super::sql::{Sql, args};
+use super::{Result, Store, StoreError};
+use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
+use crate::model::ToolLogEntry;
+use serde_json::Value;
+
+impl Store {
+    /// Inserts a new running execution, then prunes terminal ones beyond the newest `retention.keep`
+    /// (reference §6), never one holding a record that `retention` still keeps.
+    pub fn begin(
+        &self,
+        id: &str,
+        code: &str,
+        connectors: &[String],
+        source: Option<&str>,
+        now: i64,
+        retention: Retention,
+    ) -> Result<Vec<String>, StoreError> {
+        let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO cm_executions
+                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
+                    owner_host)
+                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
+                args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
+            )?;
+            prune(self, tx, retention, now, Some(id))
+        })
+    }
+
+    /// Completes a running run with its (raw) result and console lines, and returns its call log as the
+    /// outcome shows it (empty without reading it when the caller knows there is none: `read_log` false);
+    /// `None` when the run was no longer running (nothing changed).
+    pub fn complete(
+        &self,
+        id: &str,
+        result: Option<&Value>,
+        logs: &[String],
+        now: i64,
+        read_log: bool,
+    ) -> Result<Option<Vec<ToolLogEntry>>, StoreError> {
+        let result_text = result.map(|r| {
+            let text = serde_json::to_string(r).unwrap_or_default();
+            let size = utf16_len(&text);
+            if size > MAX_DURABLE_VALUE {
+                let message = too_large_message("The final result", size);
+                Value::String(format!(
+                    "[codemode: result omitted from the audit trail — {message}]"
+                ))
+                .to_string()
+            } else {
+                text
+            }
+        });
+        let logs_text = logs_for_storage(logs);
+        self.write_run(id, |tx| {
+            let changed = tx.execute(
+                "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
+                 WHERE id = ?1 AND runtime = ?5 AND status = 'running'",
+                args![id, result_text, logs_text, now, self.runtime],
+            )?;
+            if changed == 0 {
+                return Ok(None);
+            }
+            if !read_log {
+                return Ok(Some(Vec::new()));
+            }
+            log_of(tx, &self.runtime, id).map(Some)
+        })
+    }
+
+    /// Fails a running run with a program error.
+    pub fn fail(&self, id: &str, message: &str, now: i64) -> Result<(), StoreError> {
+        self.write_run(id, |tx| fail_in(tx, &self.runtime, id, message, now))
+    }
+}
+
+pub(super) fn touch(tx: &dyn Sql, runtime: &str, id: &str, now: i64) -> Result<()> {
+    tx.execute(
+        "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1 AND runtime = ?3",
+        args![id, now, runtime],
+    )?;
+    Ok(())
+}
+
+/// The condition that the `cm_log` rows of a statement belong to a run of the runtime in parameter `param`.
+/// Every statement that names a run by id is scoped to this store's runtime, so a host of another runtime
+/// sharing the database can neither read nor change its runs (docs/shared-store.md, "Runs belong to their
+/// runtime").
+pub(super) fn of_runtime(param: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = cm_log.execution_id AND r.runtime = {param})"
+    )
+}
+
+/// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
+pub(super) fn fail_in(
+    tx: &dyn Sql,
+    runtime: &str,
+    id: &str,
+    message: &str,
+    now: i64,
+) -> Result<()> {
+    tx.execute(
+        "UPDATE cm_executions SET status = 'error', error = ?2, updated_at = ?3
+         WHERE id = ?1 AND runtime = ?4 AND status = 'running'",
+        args![id, cap(message), now, runtime],
+    )?;
+    Ok(())
+}
+
+pub(super) fn cap(message: &str) -> String {
+    message.chars().take(MAX_DURABLE_VALUE).collect()
+}
+
+/// Console lines as stored: while too large, the older half is dropped behind a marker (reference §7.2).
+fn logs_for_storage(logs: &[String]) -> Option<String> {
+    if logs.is_empty() {
+        return None;
+    }
+    let mut kept: Vec<String> = logs.to_vec();
+    loop {
+        let text = serde_json::to_string(&kept).unwrap_or_default();
+        if utf16_len(&text) <= MAX_DURABLE_VALUE {
+            return Some(text);
+        }
+        if kept.len() <= 2 {
+            return None;
+        }
+        let newer = kept.split_off(kept.len() / 2);
+        kept = std::iter::once(
+            "[codemode: earlier console output dropped — too large to record]".to_owned(),
+        )
+        .chain(
+            newer
+                .into_iter()
+                .filter(|l| !l.starts_with("[codemode: earlier console output dropped")),
+        )
+        .collect();
+    }
+}
