@@ -36,8 +36,8 @@ pub use retention::{Deletion, Retention};
 pub use rollback::RollbackClaim;
 pub use sql::DbError;
 
+use crate::clock::Clock;
 use crate::owner::ProcessIdentity;
-use crate::runtime::Clock;
 use std::sync::Arc;
 use transactions::Database;
 
