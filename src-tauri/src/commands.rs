@@ -7,8 +7,8 @@ use codemode::{
     SaveSnippet, Snippet, ToolLogEntry,
 };
 use codemode_api::{
-    AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, MethodFlag, PreviewView,
-    RuleReach, RuntimeForm, ServerDraft, ShownCall, TemplateField, TestReport, TestTarget,
+    AllowPreview, AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, MethodFlag,
+    PreviewView, RuntimeForm, ServerDraft, ShownCall, TemplateField, TestReport, TestTarget,
 };
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
@@ -166,20 +166,12 @@ pub async fn check_edit(console: State<'_, Console>, id: String, args: Value) ->
 }
 
 #[tauri::command]
-pub async fn rule_reach(
-    console: State<'_, Console>,
-    rule: codemode::Rule,
-) -> CommandResult<RuleReach> {
-    console.api().await?.rule_reach(&rule)
-}
-
-#[tauri::command]
 pub async fn approve_allowing(
     console: State<'_, Console>,
     id: String,
     seq: u64,
     digest: String,
-    rule: codemode::Rule,
+    intent: codemode::AllowIntent,
     approve_waiting: bool,
 ) -> CommandResult<AllowReport> {
     console
@@ -192,10 +184,31 @@ pub async fn approve_allowing(
                 digest: Some(digest),
             }),
             Actor::Console,
-            rule,
+            None,
+            &intent,
             approve_waiting,
         )
         .await
+}
+
+/// The rule "Approve and allow" would add for the call shown, and how far it would reach.
+#[tauri::command]
+pub async fn allow_reach(
+    console: State<'_, Console>,
+    id: String,
+    seq: u64,
+    digest: String,
+    intent: codemode::AllowIntent,
+) -> CommandResult<AllowPreview> {
+    console.api().await?.allow_reach(
+        &id,
+        Some(&CallRef {
+            seq,
+            digest: Some(digest),
+        }),
+        &intent,
+        Actor::Console,
+    )
 }
 
 #[tauri::command]

@@ -74,6 +74,11 @@ impl Console {
     }
 
     /// The API over the opened data directory, or an `internal` error saying why there is none.
+    /// The expiry sweep, for as long as the app runs ([`codemode_api::FollowingApi::keep_sweeping`]).
+    pub async fn keep_sweeping(&self, host: &str) {
+        self.api.keep_sweeping(host).await
+    }
+
     pub async fn api(&self) -> CommandResult<Arc<Api>> {
         self.api.current().await
     }

@@ -1,7 +1,7 @@
 //! Live updates across processes: the database's change token is polled a few times a second; any change (a
 //! pause written by `codemode mcp`, a decision from the CLI, our own writes) is pushed to the window as a
 //! `changed` event, and each newly paused run raises a desktop notification when they are enabled. Paused runs
-//! past their TTL are expired on the configured interval, as `codemode mcp` does. A change of connectors.json
+//! past their TTL are expired on the configured interval, by the loop `codemode mcp` runs too. A change of connectors.json
 //! (the data directory opened again) is pushed as `connectors-changed`.
 
 use crate::console::Console;
@@ -16,11 +16,17 @@ use tauri::{AppHandle, Emitter, Manager};
 const POLL: Duration = Duration::from_millis(50);
 
 pub fn start(app: AppHandle) {
+    let sweeping = app.clone();
+    tauri::async_runtime::spawn(async move {
+        sweeping
+            .state::<Console>()
+            .keep_sweeping("codemode-console")
+            .await
+    });
     tauri::async_runtime::spawn(async move {
         let mut last_token = None;
         let mut last_generation = None;
         let mut known: Option<HashSet<(String, u64)>> = None;
-        let mut next_sweep = tokio::time::Instant::now();
         let mut ticks = tokio::time::interval(POLL);
         loop {
             ticks.tick().await;
@@ -34,12 +40,6 @@ pub fn start(app: AppHandle) {
                 let _ = app.emit("connectors-changed", json!({}));
             }
             last_generation = Some(generation);
-            if tokio::time::Instant::now() >= next_sweep {
-                next_sweep = tokio::time::Instant::now() + api.sweep_interval();
-                if let Err(error) = api.sweep().await {
-                    eprintln!("codemode-console: expiry sweep failed: {error}");
-                }
-            }
             let token = match api.change_token() {
                 Ok(token) => token,
                 Err(error) => {

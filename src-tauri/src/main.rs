@@ -102,7 +102,7 @@ fn main() {
             commands::approve_many,
             commands::reject_many,
             commands::check_edit,
-            commands::rule_reach,
+            commands::allow_reach,
             commands::approve_allowing,
             commands::rules,
             commands::add_rule,

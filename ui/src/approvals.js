@@ -223,6 +223,7 @@ export function approvalsView(root, options = {}) {
             h("span", `started ${clock(execution.createdAt)}`),
             execution.source ? h("span", `from ${execution.source}`) : null,
             execution.host ? hostLabel(execution.host) : null,
+            action.askedBy ? h("span#asked-by", `asked by rule ${action.askedBy}`) : null,
             execution.source && cards.filter((c) => c.execution.source === execution.source).length > 1
               ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.execution.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
         h("div.actions.decide", reason, reject, edit, allow, approve),
@@ -299,7 +300,9 @@ export function approvalsView(root, options = {}) {
    * glob, a prefix or anything; the run's source or any; for a while or for good — showing how far it reaches. */
   function approveAndAllow(card) {
     if (busy) return;
-    const { executionId, connector, method, args } = card.action;
+    const { executionId, connector, method, seq, digest } = card.action;
+    // The values as the connector reads them, which are what the rule will be matched against.
+    const args = card.action.canonical ?? card.action.args;
     const source = card.execution.source;
     const callInput = h("input.text.mono#allow-call", { value: `${connector}.${method}` });
     const fields = args && typeof args === "object" && !Array.isArray(args) ? Object.entries(args) : [];
@@ -325,32 +328,32 @@ export function approvalsView(root, options = {}) {
     const alsoLabel = h("label", { style: "display:flex;gap:6px;align-items:center" }, alsoWaiting, h("span#allow-waiting-label", "Also approve the waiting calls it matches"));
     const send = h("button.btn.approve#confirm-allow", "Approve and allow");
     const cancel = h("button.btn", "Cancel");
-    const ruleId = `allow-${connector}-${method}-${Date.now().toString(36)}`;
-
-    function rule() {
-      const when = {};
+    /** What the person chose; the host builds the rule from it against the call shown, on its own clock
+     * (codemode::allowing, docs/design.md "Remembered decisions are literal"). */
+    function intent() {
+      const chosen = {};
       for (const row of rows) {
         const m = row.mode.value;
         if (m === "any") continue;
         if (m === "exact") {
-          // `{exact: value}`: the value is matched as it is, even one shaped like a matcher (`{exists: true}`).
-          let literal = row.edited ? row.input.value : row.text;
+          // Unedited: the value the connector reads, taken by the host. Edited: the text, as JSON for a value
+          // that was not a string.
+          let literal = row.input.value;
           if (typeof row.value !== "string") { try { literal = JSON.parse(literal); } catch { /* kept as text */ } }
-          when[row.name] = { exact: literal };
+          chosen[row.name] = row.edited ? { mode: "exact", value: literal } : { mode: "exact" };
         } else {
-          when[row.name] = { [m]: row.edited ? row.input.value : row.text };
+          const text = row.edited ? row.input.value : row.text;
+          chosen[row.name] = m === "glob" ? { mode: "glob", pattern: text } : { mode: "prefix", prefix: text };
         }
       }
+      const typed = callInput.value.trim();
       const ms = Number(duration.value);
-      return { id: ruleId, effect: "allow", call: callInput.value.trim(), when,
-        // The run's source as a literal pattern (as codemode::rules::literal_source writes it): a client that
-        // named itself `*` gets a rule for that name only.
-        ...(onlySource.checked && source ? { source: source.replace(/[*?[\]{}\\!,]/g, "\\$&") } : {}), ...(ms ? { until: Date.now() + ms } : {}),
-        reason: "allowed from the console" };
+      return { ...(typed !== `${connector}.${method}` ? { call: typed } : {}), args: chosen,
+        onlySource: onlySource.checked && !!source, ...(ms ? { forMs: ms } : {}) };
     }
     const update = debounce(async () => {
       try {
-        const r = await call("rule_reach", { rule: rule() });
+        const { reach: r } = await call("allow_reach", { id: executionId, seq, digest, intent: intent() });
         const others = r.waiting.filter((id) => id !== executionId);
         reach.className = "check ok";
         reach.textContent = `Matches ${r.recent} of the last ${r.recentCalls} calls, and ${others.length} other waiting call${others.length === 1 ? "" : "s"}.`;
@@ -375,13 +378,13 @@ export function approvalsView(root, options = {}) {
       reach, alsoLabel);
     const m = modal("Approve, and allow calls like this one", body, [cancel, send], { wide: true, id: "allow-modal" });
     cancel.onclick = () => m.close(null);
-    send.onclick = () => m.close({ rule: rule(), approveWaiting: alsoWaiting.checked });
+    send.onclick = () => m.close({ intent: intent(), approveWaiting: alsoWaiting.checked });
     m.closed.then(async (chosen) => {
       if (!chosen) return;
       busy = true;
       render();
       try {
-        const result = await call("approve_allowing", { id: executionId, seq: card.action.seq, digest: card.action.digest, rule: chosen.rule, approveWaiting: chosen.approveWaiting });
+        const result = await call("approve_allowing", { id: executionId, seq, digest, intent: chosen.intent, approveWaiting: chosen.approveWaiting });
         const also = result.alsoApproved.filter((r) => !r.error).length;
         toast(`Approved ${connector}.${method}; rule ${result.rule.id} added${also ? `, and ${also} waiting call${also === 1 ? "" : "s"} approved` : ""}`);
       } catch (error) {

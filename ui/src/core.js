@@ -23,12 +23,14 @@ export async function call(command, args = {}) {
 
 /**
  * What a failed operation tells the person: a run decided or deleted elsewhere (another window, the CLI, the
- * expiry sweep) is said as such; a broken connectors.json points at the file.
+ * expiry sweep) is said as such; a broken connectors.json points at the file; a server that does not answer
+ * is said to be retried.
  * @param {ApiError} error
  */
 export function explain(error) {
   if (error.code === "stale" || error.code === "not_found") return `Already decided or gone: ${error.message}`;
   if (error.code === "config") return `${error.message}\nFix connectors.json; reading still works meanwhile.`;
+  if (error.code === "unavailable") return `${error.message}\nThe connector's server did not answer; nothing changed, try again once it runs.`;
   return error.message;
 }
 

@@ -28,16 +28,7 @@ pub(crate) fn cards(paused: Vec<ExecutionState>, ttl: Duration) -> Vec<ApprovalC
             .log
             .iter()
             .filter(|e| e.state == EntryState::Pending)
-            .map(|e| PendingAction {
-                execution_id: execution.id.clone(),
-                seq: e.seq,
-                connector: e.connector.clone(),
-                method: e.method.clone(),
-                args: e.args.clone(),
-                canonical: e.canonical.clone(),
-                digest: codemode::args_digest(e.args.as_ref()),
-                interrupted: e.interrupted,
-            })
+            .map(|e| PendingAction::of(&execution.id, e))
             .collect();
         for action in actions {
             cards.push(ApprovalCard {

@@ -3,8 +3,9 @@
 //! would reach before it is added (docs/api.md, "Deciding in the app").
 
 use crate::{Api, ApiError};
+use codemode::allowing::{AllowIntent, Approved, allowing};
 use codemode::rules::{Call, CompiledRule};
-use codemode::{Actor, CallRef, Outcome, Rule};
+use codemode::{Actor, CallRef, ExecutionStatus, Operation, Outcome, PendingAction, Refusal, Rule};
 use serde::{Deserialize, Serialize};
 
 /// A waiting call as a person was shown it, named by a decision made from a list: the run, the seq and the
@@ -40,6 +41,14 @@ pub struct DecisionResult {
     /// Why this one was not decided; the others were.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ApiError>,
+}
+
+/// The rule "approve and allow" would add, before it is added, and how far it would reach.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowPreview {
+    pub rule: Rule,
+    pub reach: RuleReach,
 }
 
 /// How many calls a rule would match: among the waiting ones, and among the recent runs' calls.
@@ -154,20 +163,13 @@ impl Api {
                 recent += usize::from(matches(&row));
             }
         }
-        // Every waiting call counts, however old its run (the approval queue is one query).
+        // Every waiting call counts, however old its run.
         let waiting = self
-            .approval_cards()?
+            .home
+            .runtime
+            .waiting_matching(&compiled)?
             .into_iter()
-            .filter(|card| {
-                let path = format!("{}.{}", card.action.connector, card.action.method);
-                compiled.matches(&Call {
-                    path: &path,
-                    args: card.action.args.as_ref(),
-                    source: card.execution.source.as_deref(),
-                    now,
-                })
-            })
-            .map(|card| card.action.execution_id)
+            .map(|call| call.execution_id)
             .collect();
         Ok(RuleReach {
             waiting,
@@ -176,25 +178,101 @@ impl Api {
         })
     }
 
-    /// Approves run `id` and adds `rule` (an `allow` the person shaped from the call), then, when asked,
-    /// approves the waiting calls the rule matches, each its own decision by that rule. The rule is added
-    /// only when the approval went through.
+    /// The call run `id` waits on that a person was shown (`shown`), or the one waiting now, with its run's
+    /// source; refused as stale when the run no longer waits on it.
+    fn waiting_call(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+    ) -> Result<(PendingAction, Option<String>), ApiError> {
+        let Some(run) = self.home.runtime.execution_head(id)? else {
+            return Err(ApiError::no_execution(id));
+        };
+        let waiting = self.home.runtime.pending(Some(id))?;
+        let call = match shown {
+            Some(shown) => waiting.into_iter().find(|call| {
+                call.seq == shown.seq && shown.digest.as_ref().is_none_or(|d| *d == call.digest)
+            }),
+            None => waiting.into_iter().next(),
+        };
+        let refused = |refusal| Err(ApiError::refused(refusal));
+        match (call, shown) {
+            (Some(call), _) => Ok((call, run.source)),
+            (None, _) if run.status != ExecutionStatus::Paused => refused(Refusal::NotPaused {
+                run: id.to_owned(),
+                status: run.status,
+                op: Operation::Approve,
+            }),
+            (None, Some(shown)) => refused(Refusal::NotWaiting {
+                run: id.to_owned(),
+                seq: shown.seq,
+            }),
+            (None, None) => refused(Refusal::NothingWaiting { run: id.to_owned() }),
+        }
+    }
+
+    /// The `allow` rule a person's choice (`intent`) makes of the call of run `id` they were shown: built by
+    /// [`codemode::allowing::allowing`] from the call's arguments as its connector reads them (or `edited`,
+    /// which is what will run) and its run's source, on the host's clock (docs/design.md, "Remembered
+    /// decisions are literal"). Neither front end builds a rule itself.
+    pub fn allow_rule(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+        edited: Option<&serde_json::Value>,
+        intent: &AllowIntent,
+        actor: Actor,
+    ) -> Result<Rule, ApiError> {
+        let (call, source) = self.waiting_call(id, shown)?;
+        let path = format!("{}.{}", call.connector, call.method);
+        let rule = allowing(
+            format!(
+                "allow-{}-{}-{}",
+                call.connector,
+                call.method,
+                &uuid::Uuid::new_v4().simple().to_string()[..8]
+            ),
+            Approved {
+                call: &path,
+                args: edited.or(call.canonical.as_ref()).or(call.args.as_ref()),
+                source: source.as_deref(),
+            },
+            intent,
+            self.home.runtime.now_ms(),
+            format!("allowed from an approval by {actor}"),
+        );
+        CompiledRule::new(rule.clone()).map_err(|e| ApiError::invalid_args(e.to_string()))?;
+        Ok(rule)
+    }
+
+    /// The rule `intent` makes of run `id`'s call, and how far it would reach ([`Api::rule_reach`]).
+    pub fn allow_reach(
+        &self,
+        id: &str,
+        shown: Option<&CallRef>,
+        intent: &AllowIntent,
+        actor: Actor,
+    ) -> Result<AllowPreview, ApiError> {
+        let rule = self.allow_rule(id, shown, None, intent, actor)?;
+        let reach = self.rule_reach(&rule)?;
+        Ok(AllowPreview { rule, reach })
+    }
+
+    /// Approves run `id` (with `edited` arguments when given) and adds the `allow` rule `intent` makes of the
+    /// call ([`Api::allow_rule`]), then, when asked, approves the waiting calls the rule matches, each its
+    /// own decision by that rule. The rule is added only when the approval went through.
     pub async fn approve_allowing(
         &self,
         id: &str,
         shown: Option<&CallRef>,
         actor: Actor,
-        rule: Rule,
+        edited: Option<serde_json::Value>,
+        intent: &AllowIntent,
         approve_waiting: bool,
     ) -> Result<AllowReport, ApiError> {
         self.usable()?;
-        if rule.effect != codemode::Effect::Allow {
-            return Err(ApiError::invalid_args(
-                "approve and allow adds an allow rule".to_owned(),
-            ));
-        }
-        CompiledRule::new(rule.clone()).map_err(|e| ApiError::invalid_args(e.to_string()))?;
-        let outcome = self.approve_call(id, shown, actor, None).await?;
+        let rule = self.allow_rule(id, shown, edited.as_ref(), intent, actor)?;
+        let outcome = self.approve_call(id, shown, actor, edited).await?;
         self.add_rule(rule.clone(), actor)?;
         let also_approved = if approve_waiting {
             self.approve_waiting(&rule.id)

@@ -2,7 +2,7 @@
 //! to the UI as `{"code", "message"}`, the CLI prints it (`--json`: `{"error", "code"}`), the MCP server turns
 //! misuse into `isError` results.
 
-use codemode::RuntimeError;
+use codemode::{Operation, Refusal, RefusalKind, RuntimeError};
 use serde::Serialize;
 
 /// What kind of failure: the UI and scripts branch on this, never on the message.
@@ -15,8 +15,12 @@ pub enum ErrorCode {
     Stale,
     /// The request itself is wrong: a bad duration, status, setting or argument.
     InvalidArgs,
-    /// `connectors.json` is broken: mutating operations are refused until it is fixed.
+    /// `connectors.json` is broken, or lacks what a run needs: mutating operations are refused until it is
+    /// fixed.
     Config,
+    /// A connector's server could not be started or reached, or would not list its tools: nothing was
+    /// changed; the same request can succeed once the server answers.
+    Unavailable,
     /// Another live process holds the run (a pass or a rollback); nothing was changed.
     Conflict,
     /// Approved for another host of a shared store, which has not resumed the run yet: the decision stands
@@ -33,6 +37,7 @@ impl ErrorCode {
             ErrorCode::Stale => "stale",
             ErrorCode::InvalidArgs => "invalid_args",
             ErrorCode::Config => "config",
+            ErrorCode::Unavailable => "unavailable",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Handed => "handed",
             ErrorCode::Internal => "internal",
@@ -78,21 +83,38 @@ impl ApiError {
         ApiError::new(ErrorCode::Internal, message)
     }
 
+    /// An operation refused with nothing changed, in the words the runtime uses for it.
+    pub fn refused(refusal: Refusal) -> Self {
+        RuntimeError::from(refusal).into()
+    }
+
     /// The error for an execution id that names nothing: the same words on every surface.
     pub fn no_execution(id: &str) -> Self {
-        ApiError::not_found(format!("No execution \"{id}\""))
+        ApiError::refused(Refusal::NoRun {
+            run: id.to_owned(),
+            op: Operation::Read,
+        })
+    }
+
+    pub fn no_connector(name: &str) -> Self {
+        ApiError::refused(Refusal::NoConnector {
+            connector: name.to_owned(),
+        })
     }
 }
 
 impl From<RuntimeError> for ApiError {
     fn from(error: RuntimeError) -> Self {
         let code = match &error {
-            RuntimeError::NotFound(_) => ErrorCode::NotFound,
-            RuntimeError::Stale(_) => ErrorCode::Stale,
+            RuntimeError::Refused(refusal) => match refusal.kind() {
+                RefusalKind::NotFound => ErrorCode::NotFound,
+                RefusalKind::Stale => ErrorCode::Stale,
+                RefusalKind::Busy => ErrorCode::Conflict,
+                RefusalKind::Handed => ErrorCode::Handed,
+            },
             RuntimeError::InvalidArgs(_) => ErrorCode::InvalidArgs,
-            RuntimeError::Busy(_) => ErrorCode::Conflict,
-            RuntimeError::Handed(_) => ErrorCode::Handed,
             RuntimeError::Configuration(_) => ErrorCode::Config,
+            RuntimeError::Unavailable(_) => ErrorCode::Unavailable,
             RuntimeError::Store(_) | RuntimeError::Executor(_) | RuntimeError::Interrupted(_) => {
                 ErrorCode::Internal
             }
@@ -118,10 +140,35 @@ mod tests {
     #[test]
     fn runtime_errors_map_to_their_codes() {
         let cases = [
-            (RuntimeError::NotFound("x".into()), "not_found"),
-            (RuntimeError::Busy("x".into()), "conflict"),
-            (RuntimeError::Handed("x".into()), "handed"),
+            (no_rule(), "not_found"),
+            (
+                Refusal::NotPaused {
+                    run: "x".into(),
+                    status: codemode::ExecutionStatus::Completed,
+                    op: Operation::Approve,
+                }
+                .into(),
+                "stale",
+            ),
+            (
+                Refusal::Running {
+                    run: "x".into(),
+                    pid: 1,
+                    op: Operation::Delete,
+                }
+                .into(),
+                "conflict",
+            ),
+            (
+                Refusal::StillResuming {
+                    run: "x".into(),
+                    host: "h".into(),
+                }
+                .into(),
+                "handed",
+            ),
             (RuntimeError::Configuration("x".into()), "config"),
+            (RuntimeError::Unavailable("x".into()), "unavailable"),
             (RuntimeError::Interrupted("x".into()), "internal"),
         ];
         for (error, code) in cases {
@@ -132,7 +179,9 @@ mod tests {
             ErrorCode::Stale,
             ErrorCode::InvalidArgs,
             ErrorCode::Config,
+            ErrorCode::Unavailable,
             ErrorCode::Conflict,
+            ErrorCode::Handed,
             ErrorCode::Internal,
         ] {
             assert_eq!(
@@ -140,5 +189,9 @@ mod tests {
                 Some(serde_json::Value::from(code.as_str()))
             );
         }
+    }
+
+    fn no_rule() -> RuntimeError {
+        Refusal::NoRule { rule: "r".into() }.into()
     }
 }

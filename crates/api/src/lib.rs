@@ -20,7 +20,9 @@ mod wait;
 
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
 pub use cards::ApprovalCard;
-pub use deciding::{AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach, ShownCall};
+pub use deciding::{
+    AllowPreview, AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach, ShownCall,
+};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
 pub use following::FollowingApi;
@@ -33,17 +35,6 @@ pub use notifying::{
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
-
-/// How an approval is remembered as a rule (`codemode approve --remember`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Remember {
-    /// These exact arguments; otherwise any arguments of the method.
-    pub exact: bool,
-    /// Only calls from the run's source.
-    pub for_source: bool,
-    /// For this long from now; otherwise for good.
-    pub duration: Option<Duration>,
-}
 
 use codemode::discovery::{DescribeOutput, SearchOutput};
 use codemode::{
@@ -135,64 +126,6 @@ impl Api {
             .runtime
             .approve_call(id, shown, actor, edited)
             .await?)
-    }
-
-    /// Approves, then remembers the decision as an `allow` rule for this method: with these exact arguments
-    /// or any, for the run's source only or any, until a time or for good. Nothing is remembered when the
-    /// approval is refused. Returns the outcome and the new rule.
-    pub async fn approve_remembering(
-        &self,
-        id: &str,
-        shown: Option<&CallRef>,
-        actor: Actor,
-        edited: Option<serde_json::Value>,
-        remember: &Remember,
-    ) -> Result<(Outcome, codemode::Rule), ApiError> {
-        self.usable()?;
-        let execution = self.execution(id)?;
-        let waiting = self.home.runtime.pending(Some(id))?;
-        let call = match shown {
-            Some(shown) => waiting.into_iter().find(|call| call.seq == shown.seq),
-            None => waiting.into_iter().next(),
-        };
-        let Some(call) = call else {
-            return Err(ApiError::stale(format!(
-                "Execution \"{id}\" is not paused (status: {}); only a paused run can be approved.",
-                execution.status
-            )));
-        };
-        // Literal, whatever the values look like: an argument `{"exists": true}` is a value, never matcher
-        // syntax, and a source named `*` matches only itself (docs/design.md, "Remembered decisions are
-        // literal"). The arguments as the connector reads them, which is what rules are evaluated on; an edit
-        // is what ran.
-        let args = remember.exact.then(|| {
-            edited
-                .clone()
-                .or(call.canonical.clone())
-                .or(call.args.clone())
-                .unwrap_or(serde_json::Value::Null)
-        });
-        let rule = codemode::rules::remembered(
-            format!(
-                "remember-{}-{}-{}",
-                call.connector,
-                call.method,
-                &uuid::Uuid::new_v4().simple().to_string()[..8]
-            ),
-            &format!("{}.{}", call.connector, call.method),
-            args,
-            execution.source.as_deref().filter(|_| remember.for_source),
-            remember.duration.map(|d| {
-                self.home
-                    .runtime
-                    .now_ms()
-                    .saturating_add(d.as_millis().min(i64::MAX as u128) as i64)
-            }),
-            format!("remembered from an approval by {}", actor.as_str()),
-        );
-        let outcome = self.approve_call(id, shown, actor, edited).await?;
-        self.add_rule(rule.clone(), actor)?;
-        Ok((outcome, rule))
     }
 
     /// Approves every waiting call that the `allow` rule `rule` matches, each its own decision by that rule.
@@ -343,7 +276,12 @@ impl Api {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             let token = self.home.runtime.change_token()?;
-            let execution = self.execution(id)?;
+            // The run's row only: its log is read once, for the outcome, when the run has settled.
+            let execution = self
+                .home
+                .runtime
+                .execution_head(id)?
+                .ok_or_else(|| ApiError::no_execution(id))?;
             if WaitOutcome::settled(&execution) || tokio::time::Instant::now() >= deadline {
                 return Ok(WaitOutcome::of(&self.home.runtime, execution));
             }
@@ -477,7 +415,7 @@ impl Api {
         let entry = self
             .home
             .entry(connector)
-            .ok_or_else(|| ApiError::not_found(format!("No connector \"{connector}\"")))?;
+            .ok_or_else(|| ApiError::no_connector(connector))?;
         let server = self
             .home
             .connectors
@@ -598,7 +536,9 @@ impl Api {
         if self.home.runtime.delete_snippet(name)? {
             Ok(())
         } else {
-            Err(ApiError::not_found(format!("No snippet \"{name}\"")))
+            Err(ApiError::refused(codemode::Refusal::NoSnippet {
+                name: name.to_owned(),
+            }))
         }
     }
 

@@ -162,7 +162,7 @@ impl Api {
                 let connector = listing
                     .into_iter()
                     .find(|c| &c.name == name)
-                    .ok_or_else(|| ApiError::not_found(format!("No connector \"{name}\"")))?;
+                    .ok_or_else(|| ApiError::no_connector(name))?;
                 return Ok(TestReport {
                     name: connector.name,
                     ok: connector.error.is_none(),
@@ -223,9 +223,10 @@ impl Api {
             .map(|c| c.methods.as_slice())
             .unwrap_or_default();
         if !methods.iter().any(|m| m.name == method) {
-            return Err(ApiError::not_found(format!(
-                "No method \"{method}\" on \"{connector}\" (is its server running?)"
-            )));
+            return Err(ApiError::refused(codemode::Refusal::NoMethod {
+                connector: connector.to_owned(),
+                method: method.to_owned(),
+            }));
         }
         let has = |m: &MethodInfo| match flag {
             MethodFlag::Approval => m.requires_approval,
@@ -280,6 +281,6 @@ impl Api {
         self.home
             .entry(name)
             .map(|c| c.key.clone())
-            .ok_or_else(|| ApiError::not_found(format!("No connector \"{name}\"")))
+            .ok_or_else(|| ApiError::no_connector(name))
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::display;
 use crate::{Api, ApiError};
-use codemode::{Actor, Effect, PendingAction};
+use codemode::{Actor, PendingAction};
 use std::borrow::Cow;
 
 /// The capability a notification server advertises (`GetCapabilities`) when it interprets markup in bodies.
@@ -137,7 +137,7 @@ impl Api {
                 action.canonical.as_ref(),
                 source.as_deref(),
             ),
-            confirm_in_app: self.confirm_in_app(action, source.as_deref()).await,
+            confirm_in_app: self.confirm_in_app(action),
         }
     }
 
@@ -162,29 +162,17 @@ impl Api {
     }
 
     /// Whether the call must be decided in the window: its connector lists the method under `confirmInApp`,
-    /// or the `ask` rule that matches it says `confirmInApp: true`.
-    pub async fn confirm_in_app(&self, action: &PendingAction, source: Option<&str>) -> bool {
-        let configured = self.home.config.as_ref().is_some_and(|config| {
-            config
-                .connectors
-                .iter()
-                .find(|c| c.name == action.connector)
-                .is_some_and(|c| c.confirm_in_app.lists(&action.method))
-        });
-        if configured {
-            return true;
-        }
-        let call = format!("{}.{}", action.connector, action.method);
-        let Ok(verdict) = self.test_rules(&call, action.args.as_ref(), source).await else {
-            return false;
-        };
-        let (Effect::Ask, Some(rule)) = (verdict.effect, verdict.rule) else {
-            return false;
-        };
-        self.rules()
-            .unwrap_or_default()
-            .iter()
-            .any(|listing| listing.rule.id == rule && listing.rule.confirm_in_app)
+    /// or the `ask` rule that asked for it said `confirmInApp: true` (recorded with the call when it asked,
+    /// so nothing is judged again here and no connector is started to find out).
+    pub fn confirm_in_app(&self, action: &PendingAction) -> bool {
+        action.confirm_in_app
+            || self.home.config.as_ref().is_some_and(|config| {
+                config
+                    .connectors
+                    .iter()
+                    .find(|c| c.name == action.connector)
+                    .is_some_and(|c| c.confirm_in_app.lists(&action.method))
+            })
     }
 
     /// Approve or Reject pressed on the notification of call `seq` of run `id`. A call marked `confirmInApp`
@@ -208,8 +196,7 @@ impl Api {
                 "Already decided: the run is {now}."
             )));
         };
-        let source = self.source_of(id);
-        if self.confirm_in_app(&action, source.as_deref()).await {
+        if self.confirm_in_app(&action) {
             return Err(ApiError::invalid_args(
                 "This call is decided in the app's window only (confirmInApp).",
             ));

@@ -538,23 +538,38 @@ async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_let
     let (first, _) = waiting(&api, &write_to("scratch/1.txt")).await;
     let (second, _) = waiting(&api, &write_to("scratch/2.txt")).await;
     let (elsewhere, _) = waiting(&api, &write_to("notes/3.txt")).await;
-    let rule: codemode::Rule = serde_json::from_value(json!({
-        "id": "scratch", "effect": "allow", "call": "files.write_file",
-        "when": {"path": {"glob": "scratch/**"}}
+    // Written otherwise, the same folder: the rule reads the path the connector will write.
+    let (dotted, _) = waiting(&api, &write_to("./scratch/5.txt")).await;
+    // What the window sends: the path as a glob, any content; the rule is built from it here.
+    let intent: codemode::AllowIntent = serde_json::from_value(json!({
+        "args": {"path": {"mode": "glob", "pattern": "scratch/**"}}
     }))
-    .expect("a rule");
-    let reach = api.rule_reach(&rule).expect("reach");
-    assert_eq!(reach.waiting.len(), 2, "{reach:?}");
+    .expect("an intent");
+    let preview = api
+        .allow_reach(&first, None, &intent, Actor::Console)
+        .expect("reach");
+    assert_eq!(
+        serde_json::to_value(&preview.rule.when).expect("json"),
+        json!({"path": {"glob": "scratch/**"}})
+    );
+    assert_eq!(preview.rule.call, "files.write_file");
+    let reach = preview.reach;
+    assert_eq!(reach.waiting.len(), 3, "{reach:?}");
     assert!(reach.waiting.contains(&first) && reach.waiting.contains(&second));
+    assert!(reach.waiting.contains(&dotted));
     assert!(!reach.waiting.contains(&elsewhere));
 
     let report = api
-        .approve_allowing(&first, None, Actor::Console, rule, true)
+        .approve_allowing(&first, None, Actor::Console, None, &intent, true)
         .await
         .expect("approved and allowed");
     assert_eq!(report.outcome.status(), "completed");
-    assert_eq!(report.also_approved.len(), 1);
-    assert_eq!(report.also_approved[0].execution_id, second);
+    let also: Vec<&str> = report
+        .also_approved
+        .iter()
+        .map(|a| a.execution_id.as_str())
+        .collect();
+    assert_eq!(also, [dotted.as_str(), second.as_str()], "newest run first");
     assert_eq!(
         api.execution(&second).expect("run").status,
         ExecutionStatus::Completed
@@ -574,9 +589,9 @@ async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_let
     );
     let listing = api.rules().expect("rules");
     assert_eq!(listing[0].created_by.as_deref(), Some("console"));
-    // The three calls it let through are recent calls it matches; a waiting call is not a recent one.
+    // The four calls it let through are recent calls it matches; a waiting call is not a recent one.
     let reach = api.rule_reach(&listing[0].rule).expect("reach");
-    assert_eq!((reach.recent, reach.recent_calls), (3, 3), "{reach:?}");
+    assert_eq!((reach.recent, reach.recent_calls), (4, 4), "{reach:?}");
     assert!(
         reach.waiting.is_empty(),
         "notes/3.txt waits, and is not in scratch/: {reach:?}"
@@ -584,16 +599,17 @@ async fn approve_and_allow_adds_the_rule_approves_the_waiting_it_matches_and_let
 
     // Switched off, the rule decides nothing: the next call waits again; switched on, it passes again.
     let mut off = listing[0].rule.clone();
+    let id = off.id.clone();
+    assert!(id.starts_with("allow-files-write_file-"), "{id}");
     off.disabled = true;
-    api.replace_rule("scratch", off.clone())
-        .expect("switched off");
+    api.replace_rule(&id, off.clone()).expect("switched off");
     let paused = api
-        .run(&write_to("scratch/5.txt"), "test")
+        .run(&write_to("scratch/6.txt"), "test")
         .await
         .expect("runs");
     assert_eq!(paused.status(), "paused");
     off.disabled = false;
-    api.replace_rule("scratch", off).expect("switched on");
+    api.replace_rule(&id, off).expect("switched on");
     assert_eq!(
         api.rules().expect("rules")[0].hits,
         listing[0].hits,
@@ -696,6 +712,8 @@ async fn a_notification_decides_as_the_window_does_unless_the_call_is_confirmed_
     .expect("added");
     let (id, seq) = waiting(&api, &write_to("secret/n3.txt")).await;
     let action = api.pending(Some(&id)).expect("pending").remove(0);
+    // The call names the rule that asked, and carries its confirmInApp: nothing is judged again to show it.
+    assert_eq!(action.asked_by.as_deref(), Some("in-the-app"));
     assert!(api.notification_card(&action).await.confirm_in_app);
     assert_eq!(
         code_of(api.answer_notification(&id, seq, true).await),

@@ -28,6 +28,8 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     DecisionResult::export_all(&config)?;
     RuleReach::export_all(&config)?;
     AllowReport::export_all(&config)?;
+    crate::AllowPreview::export_all(&config)?;
+    codemode::AllowIntent::export_all(&config)?;
     crate::RecentCall::export_all(&config)?;
     codemode::RuleListing::export_all(&config)?;
     RuntimeForm::export_all(&config)?;

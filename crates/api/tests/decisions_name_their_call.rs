@@ -2,8 +2,9 @@
 //! (docs/design.md, "A decision names its call" and "Remembered decisions are literal"): each test is a
 //! reproduction of a decision that once reached further than what was shown.
 
+use codemode::AllowIntent;
 use codemode::{Actor, CallRef, ExecutionStatus, Outcome};
-use codemode_api::{Api, ErrorCode, Remember, ShownCall};
+use codemode_api::{Api, ErrorCode, ShownCall};
 use connectors::HomeOptions;
 use std::path::PathBuf;
 
@@ -143,15 +144,16 @@ async fn remembering_an_approval_never_turns_its_values_into_matchers() {
             .await
             .unwrap(),
     );
-    let remember = Remember {
+    let remember = AllowIntent {
         exact: true,
-        ..Remember::default()
+        ..AllowIntent::default()
     };
     let seen = shown(&api, &id);
-    let (_, rule) = api
-        .approve_remembering(&id, Some(&seen), Actor::Cli, None, &remember)
+    let rule = api
+        .approve_allowing(&id, Some(&seen), Actor::Cli, None, &remember, false)
         .await
-        .unwrap();
+        .unwrap()
+        .rule;
     assert_eq!(
         serde_json::to_value(&rule.when).unwrap(),
         serde_json::json!({"": {"exact": {"exists": true}}})
@@ -185,15 +187,15 @@ async fn a_source_that_looks_like_a_pattern_is_remembered_as_itself() {
     let write =
         |path: &str| format!(r#"async () => files.write_file({{ path: "{path}", content: "z" }})"#);
     let id = paused(&api.run(&write("s.txt"), "*").await.unwrap());
-    let remember = Remember {
-        exact: false,
-        for_source: true,
-        duration: None,
+    let remember = AllowIntent {
+        only_source: true,
+        ..AllowIntent::default()
     };
-    let (_, rule) = api
-        .approve_remembering(&id, None, Actor::Cli, None, &remember)
+    let rule = api
+        .approve_allowing(&id, None, Actor::Cli, None, &remember, false)
         .await
-        .unwrap();
+        .unwrap()
+        .rule;
     assert_eq!(rule.source.as_deref(), Some("\\*"));
     let from_cli = api.run(&write("t.txt"), "cli").await.unwrap();
     assert_eq!(

@@ -172,7 +172,7 @@ async fn a_forged_action_invoked_decides_nothing() {
         .decision
         .clone()
         .expect("a decision");
-    assert_eq!(decision.by, Actor::Notification.as_str());
+    assert_eq!(decision.by, Actor::Notification);
     api.shutdown().await;
 }
 
@@ -195,7 +195,7 @@ async fn confirm_in_app_names_an_mcp_tool_by_its_original_name() {
         "executionId": "exec_none", "seq": 0, "connector": "gh", "method": "create_issue", "digest": "-"
     }))
     .expect("a pending call");
-    assert!(api.confirm_in_app(&action, None).await);
+    assert!(api.confirm_in_app(&action));
     assert!(api.notification_card(&action).await.confirm_in_app);
     api.shutdown().await;
 }

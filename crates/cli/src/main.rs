@@ -310,10 +310,15 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             let edited = args.as_deref().map(edited_args).transpose()?;
             let remember = match remember {
                 None => None,
-                Some(scope) => Some(codemode_api::Remember {
+                Some(scope) => Some(codemode::AllowIntent {
                     exact: matches!(scope, RememberScope::Exact),
-                    for_source,
-                    duration: for_duration.as_deref().map(parse_duration).transpose()?,
+                    only_source: for_source,
+                    for_ms: for_duration
+                        .as_deref()
+                        .map(parse_duration)
+                        .transpose()?
+                        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX)),
+                    ..codemode::AllowIntent::default()
                 }),
             };
             let targets = ids
@@ -323,10 +328,11 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             match targets.as_slice() {
                 [(id, shown)] if remember.is_some() => {
                     let remember = remember.unwrap_or_default();
-                    let (outcome, rule) = api
-                        .approve_remembering(id, shown.as_ref(), Actor::Cli, edited, &remember)
+                    let allowed = api
+                        .approve_allowing(id, shown.as_ref(), Actor::Cli, edited, &remember, false)
                         .await?;
-                    let mut report = outcome_report(outcome);
+                    let rule = allowed.rule;
+                    let mut report = outcome_report(allowed.outcome);
                     if let Value::Object(object) = &mut report.json {
                         object.insert("remembered".to_owned(), json!(rule));
                     }

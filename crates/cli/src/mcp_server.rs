@@ -313,24 +313,7 @@ pub async fn serve(api: FollowingApi) -> Result<(), String> {
     }
     let sweeper = {
         let api = api.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok(current) = api.current().await else {
-                    tokio::time::sleep(Duration::from_secs(60)).await;
-                    continue;
-                };
-                match current.sweep().await {
-                    Ok(expired) if !expired.is_empty() => {
-                        eprintln!("codemode mcp: expired {} paused run(s)", expired.len());
-                    }
-                    Ok(_) => {}
-                    Err(error) => eprintln!("codemode mcp: expiry sweep failed: {error}"),
-                }
-                let interval = current.sweep_interval();
-                drop(current);
-                tokio::time::sleep(interval).await;
-            }
-        })
+        tokio::spawn(async move { api.keep_sweeping("codemode mcp").await })
     };
     let server = CodemodeServer { api: api.clone() };
     let served = server

@@ -155,8 +155,13 @@ pub fn pending(pending: &[PendingAction]) -> String {
 }
 
 fn pending_one(p: &PendingAction) -> String {
+    let asked = p
+        .asked_by
+        .as_deref()
+        .map(|rule| format!("  (asked by rule {})", visible(rule)))
+        .unwrap_or_default();
     format!(
-        "{}  #{}  {}.{}{}\n{}",
+        "{}  #{}  {}.{}{}{asked}\n{}",
         p.execution_id,
         p.seq,
         p.connector,
@@ -305,7 +310,7 @@ fn decision(entry: &ToolLogEntry) -> String {
         .unwrap_or_default();
     let by = match &decision.rule {
         Some(rule) => format!("rule {rule}"),
-        None => decision.by.clone(),
+        None => decision.by.to_string(),
     };
     match &decision.reason {
         Some(reason) => format!("{kind} by {by}: {reason}"),

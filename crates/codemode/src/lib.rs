@@ -2,6 +2,7 @@
 //! connector call is recorded; approval-gated calls pause the run, and approval resumes it by deterministic
 //! replay.
 
+pub mod allowing;
 pub mod clock;
 pub mod codec;
 pub mod connector;
@@ -12,6 +13,7 @@ pub mod names;
 pub mod normalize;
 pub mod owner;
 pub mod protocol;
+pub mod refusal;
 pub mod rules;
 pub mod runtime;
 pub mod sandbox;
@@ -21,6 +23,7 @@ mod store;
 mod transitions;
 pub mod typegen;
 
+pub use allowing::{AllowIntent, Approved, ArgumentMatch};
 pub use connector::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
 pub use executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,
@@ -31,6 +34,7 @@ pub use model::{
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
     RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, args_digest,
 };
+pub use refusal::{Operation, Refusal, RefusalKind};
 pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,

@@ -88,9 +88,10 @@ impl EntryState {
     }
 }
 
-/// Who decided on an approval-gated call.
+/// Who decided on a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Actor {
     Console,
     Cli,
@@ -98,6 +99,8 @@ pub enum Actor {
     Expiry,
     /// An answer given from a desktop notification's action.
     Notification,
+    /// A rule that allowed or denied the call without asking (`Decision::rule` names it).
+    Rule,
 }
 
 impl Actor {
@@ -108,7 +111,14 @@ impl Actor {
             Actor::Api => "api",
             Actor::Expiry => "expiry",
             Actor::Notification => "notification",
+            Actor::Rule => "rule",
         }
+    }
+}
+
+impl std::fmt::Display for Actor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -135,8 +145,7 @@ pub enum DecisionKind {
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Decision {
     pub kind: DecisionKind,
-    /// `console`, `cli`, `api`, `expiry`, `rule` or `notification`.
-    pub by: String,
+    pub by: Actor,
     pub at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -309,6 +318,13 @@ pub struct ToolLogEntry {
     /// What a person (or a rule, or expiry) decided about this call; none when no one had to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<Decision>,
+    /// The `ask` rule that had a person asked about this call; none when the connector's approval list did,
+    /// or no one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
+    /// The rule that asked wants the call decided in the window ([`PendingAction::confirm_in_app`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub confirm_in_app: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -505,6 +521,31 @@ pub struct PendingAction {
     pub digest: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub interrupted: bool,
+    /// The `ask` rule that asked for this call ([`ToolLogEntry::asked_by`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asked_by: Option<String>,
+    /// The rule that asked wants the call decided in the window, not from a notification: recorded when it
+    /// asked, so no surface judges the call again to find out.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub confirm_in_app: bool,
+}
+
+impl PendingAction {
+    /// The waiting call `entry` of run `execution_id`.
+    pub fn of(execution_id: &str, entry: &ToolLogEntry) -> Self {
+        PendingAction {
+            execution_id: execution_id.to_owned(),
+            seq: entry.seq,
+            connector: entry.connector.clone(),
+            method: entry.method.clone(),
+            args: entry.args.clone(),
+            canonical: entry.canonical.clone(),
+            digest: args_digest(entry.args.as_ref()),
+            interrupted: entry.interrupted,
+            asked_by: entry.asked_by.clone(),
+            confirm_in_app: entry.confirm_in_app,
+        }
+    }
 }
 
 /// The call a person was shown, as a decision names it: its seq in the run and the [`args_digest`] of the

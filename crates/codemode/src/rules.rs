@@ -171,36 +171,6 @@ pub fn exact(value: Value) -> Value {
     serde_json::json!({ "exact": value })
 }
 
-/// The `allow` rule a remembered approval becomes (docs/design.md, "Remembered decisions are literal"): for
-/// the method `call` (`connector.method`), with exactly `args` when given (the whole arguments as the
-/// connector reads them, under the path `""` as `{"exact": …}`) or any arguments, from exactly `source` when
-/// given or any source, until `until` when given. Whatever the values and the source hold, the rule matches
-/// that call and nothing else: this is the one place an approval turns into a rule.
-pub fn remembered(
-    id: String,
-    call: &str,
-    args: Option<Value>,
-    source: Option<&str>,
-    until: Option<i64>,
-    reason: String,
-) -> Rule {
-    let mut when = Map::new();
-    if let Some(args) = args {
-        when.insert(String::new(), exact(args));
-    }
-    Rule {
-        id,
-        effect: Effect::Allow,
-        call: literal_source(call),
-        when,
-        source: source.map(literal_source),
-        until,
-        reason: Some(reason),
-        disabled: false,
-        confirm_in_app: false,
-    }
-}
-
 /// A rule that cannot be used, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("rule {rule}: {field}: {problem}")]
@@ -400,6 +370,22 @@ pub struct Verdict {
     pub rule: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// An `ask` rule that wants the call decided in the window, never from a notification (docs/desktop.md).
+    /// Recorded with the call, so whoever shows it later need not judge it again.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub confirm_in_app: bool,
+}
+
+impl Verdict {
+    /// Runs without asking, no rule involved: a step, or a call no person could change the fate of.
+    pub fn allow() -> Self {
+        Verdict {
+            effect: Effect::Allow,
+            rule: None,
+            reason: None,
+            confirm_in_app: false,
+        }
+    }
 }
 
 /// Rules indexed by the call they name, so a call is checked only against the rules that can match it (those
@@ -606,6 +592,7 @@ pub fn evaluate<'a>(
             effect: rule.rule.effect,
             rule: Some(rule.rule.id.clone()),
             reason: rule.rule.reason.clone(),
+            confirm_in_app: rule.rule.effect == Effect::Ask && rule.rule.confirm_in_app,
         },
         None => Verdict {
             effect: if requires_approval {
@@ -615,6 +602,7 @@ pub fn evaluate<'a>(
             },
             rule: None,
             reason: None,
+            confirm_in_app: false,
         },
     }
 }

@@ -6,9 +6,10 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{
-    Actor, BoxFuture, CallContext, Connector, ExecutionStatus, Runtime, RuntimeError,
-    RuntimeOptions, ToolDescriptor,
+    Actor, BoxFuture, CallContext, Connector, ExecutionStatus, Runtime, RuntimeOptions,
+    ToolDescriptor,
 };
 use serde_json::{Value, json};
 use std::io::Write;
@@ -284,14 +285,14 @@ async fn a_live_run_cannot_be_recovered() {
     let (runtime, _) = open(&dir.join("codemode.db"), &dir.join("effects.log"), false).await;
     let done = runtime.execute("async () => 1").await.unwrap();
     let refused = runtime.recover(done.execution_id()).await.unwrap_err();
-    assert!(matches!(refused, RuntimeError::Stale(_)));
+    assert_eq!(refused.refusal(), Some(RefusalKind::Stale));
     assert!(
         refused
             .to_string()
             .contains("is not interrupted (status: completed)")
     );
     let unknown = runtime.recover("exec_nope").await.unwrap_err();
-    assert!(matches!(unknown, RuntimeError::NotFound(_)));
+    assert_eq!(unknown.refusal(), Some(RefusalKind::NotFound));
     assert_eq!(
         unknown.to_string(),
         "No execution \"exec_nope\" to recover."

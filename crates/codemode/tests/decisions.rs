@@ -6,6 +6,7 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{
     Actor, DecisionKind, EntryState, ExecutionStatus, Outcome, Runtime, RuntimeError,
     RuntimeOptions,
@@ -54,7 +55,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
     );
     let decision = stored.log[1].decision.clone().expect("a decision");
     assert_eq!(decision.kind, DecisionKind::Rejected);
-    assert_eq!(decision.by, "cli");
+    assert_eq!(decision.by, Actor::Cli);
     assert_eq!(
         decision.reason.as_deref(),
         Some("write under drafts/ instead")
@@ -83,7 +84,7 @@ async fn a_rejection_carries_its_reason_to_the_agent_and_is_told_apart_from_a_ro
         DecisionKind::Approved,
         "but it was approved, then rolled back"
     );
-    assert_eq!(decision.by, "console");
+    assert_eq!(decision.by, Actor::Console);
     assert_eq!(decision.reason, None);
 
     let blank = run_id(&runtime, WRITE).await;
@@ -180,7 +181,7 @@ async fn expiry_is_recorded_as_an_expired_decision() {
     let stored = runtime.execution(&id).unwrap().unwrap();
     let decision = stored.log[1].decision.clone().expect("a decision");
     assert_eq!(decision.kind, DecisionKind::Expired);
-    assert_eq!(decision.by, "expiry");
+    assert_eq!(decision.by, Actor::Expiry);
     assert_eq!(stored.log[1].decided_by.as_deref(), Some("expiry"));
 }
 
@@ -200,12 +201,12 @@ async fn several_decisions_at_once_each_stand_alone() {
     assert_eq!(outcomes.len(), 4);
     assert_eq!(outcomes[0].as_ref().unwrap().status(), "completed");
     assert!(
-        matches!(&outcomes[1], Err(RuntimeError::Stale(_))),
+        matches!(&outcomes[1], Err(e) if e.refusal() == Some(RefusalKind::Stale)),
         "{:?}",
         outcomes[1]
     );
     assert!(
-        matches!(&outcomes[2], Err(RuntimeError::NotFound(_))),
+        matches!(&outcomes[2], Err(e) if e.refusal() == Some(RefusalKind::NotFound)),
         "{:?}",
         outcomes[2]
     );
@@ -222,7 +223,7 @@ async fn several_decisions_at_once_each_stand_alone() {
         .await;
     assert!(results[0].is_ok());
     assert!(
-        matches!(&results[1], Err(RuntimeError::Stale(_))),
+        matches!(&results[1], Err(e) if e.refusal() == Some(RefusalKind::Stale)),
         "{:?}",
         results[1]
     );
@@ -274,26 +275,26 @@ async fn a_database_written_by_schema_4_upgrades_with_the_decisions_its_calls_im
         by_text(text).log[1].decision.as_ref().map(|d| {
             (
                 d.kind,
-                d.by.clone(),
+                d.by,
                 d.at == by_text(text).log[1].decided_at.unwrap_or(-1),
             )
         })
     };
     assert_eq!(
         kind("'approved'"),
-        Some((DecisionKind::Approved, "console".into(), true))
+        Some((DecisionKind::Approved, Actor::Console, true))
     );
     assert_eq!(
         kind("'rejected'"),
-        Some((DecisionKind::Rejected, "cli".into(), true))
+        Some((DecisionKind::Rejected, Actor::Cli, true))
     );
     assert_eq!(
         kind("'rolled back'"),
-        Some((DecisionKind::Approved, "api".into(), true))
+        Some((DecisionKind::Approved, Actor::Api, true))
     );
     assert_eq!(
         kind("'expired'"),
-        Some((DecisionKind::Expired, "expiry".into(), true))
+        Some((DecisionKind::Expired, Actor::Expiry, true))
     );
     assert_eq!(kind("'still paused'"), None);
     assert!(by_text("k: 2").log[0].decision.is_none());

@@ -14,6 +14,7 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{
     Actor, DecisionKind, EntryState, ExecutionState, ExecutionStatus, Runtime, RuntimeError,
     RuntimeOptions, StoreFault, StoreLocation, ToolLogEntry,
@@ -248,7 +249,8 @@ fn fail(error: impl std::fmt::Display) -> TestCaseError {
 /// any other error is a failure.
 fn allow_refusal<T>(result: Result<T, RuntimeError>) -> Result<(), TestCaseError> {
     match result {
-        Ok(_) | Err(RuntimeError::Stale(_)) => Ok(()),
+        Ok(_) => Ok(()),
+        Err(error) if error.refusal() == Some(RefusalKind::Stale) => Ok(()),
         Err(error) => Err(fail(error)),
     }
 }

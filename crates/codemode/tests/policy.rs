@@ -5,6 +5,7 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{Actor, Effect, Rule, RuntimeError};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -268,7 +269,7 @@ async fn bad_rules_and_taken_ids_are_refused_naming_the_field() {
     assert_eq!(taken.to_string(), "rule x: id: a rule with this id exists");
     assert!(matches!(
         runtime.remove_rule("nope"),
-        Err(RuntimeError::NotFound(_))
+        Err(e) if e.refusal() == Some(RefusalKind::NotFound)
     ));
     let verdict = runtime
         .test_rules("ledger.write", Some(&json!({"path": "a"})), None)

@@ -485,11 +485,7 @@ fn stored_values_read_back_unchanged_and_replay_by_value() {
             store
                 .begin(&id, "code", &["items".to_owned()], None, 0, keep)
                 .expect("begin");
-            let allow = codemode::Verdict {
-                effect: codemode::Effect::Allow,
-                rule: None,
-                reason: None,
-            };
+            let allow = codemode::Verdict::allow();
             let decide = |args: &Value| {
                 store
                     .decide(&id, 0, "items", "echo", Some(args), None, &allow, false, 1)

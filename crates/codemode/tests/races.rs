@@ -5,9 +5,10 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{
-    Actor, BoxFuture, CallContext, Clock, Connector, Runtime, RuntimeError, RuntimeOptions,
-    SystemClock, ToolDescriptor,
+    Actor, BoxFuture, CallContext, Clock, Connector, Runtime, RuntimeOptions, SystemClock,
+    ToolDescriptor,
 };
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -129,15 +130,17 @@ fn race_peer() {
             // A refused decision (the run is no longer paused) is the race's loser: its message, as an error.
             ["approve", id] => match tokio.block_on(runtime.approve(id, Actor::Api, None)) {
                 Ok(outcome) => serde_json::to_value(&outcome).expect("json"),
-                Err(RuntimeError::Stale(message)) => json!({"status": "error", "error": message}),
+                Err(error) if error.refusal() == Some(RefusalKind::Stale) => {
+                    json!({"status": "error", "error": error.to_string()})
+                }
                 Err(other) => panic!("approve: {other}"),
             },
             ["reject", id, seq] => {
                 let seq = seq.parse().expect("seq");
                 match tokio.block_on(runtime.reject(id, seq, Actor::Cli, None)) {
                     Ok(()) => json!({"rejected": true}),
-                    Err(RuntimeError::Stale(message)) => {
-                        json!({"rejected": false, "error": message})
+                    Err(error) if error.refusal() == Some(RefusalKind::Stale) => {
+                        json!({"rejected": false, "error": error.to_string()})
                     }
                     Err(other) => panic!("reject: {other}"),
                 }
@@ -150,7 +153,9 @@ fn race_peer() {
             }
             ["rollback", id] => match tokio.block_on(runtime.rollback(id)) {
                 Ok(report) => serde_json::to_value(&report).expect("json"),
-                Err(RuntimeError::Busy(message)) => json!({"busy": message}),
+                Err(error) if error.refusal() == Some(RefusalKind::Busy) => {
+                    json!({"busy": error.to_string()})
+                }
                 Err(other) => panic!("rollback: {other}"),
             },
             _ => json!({"unknown": line}),

@@ -164,7 +164,7 @@ async fn deleting_a_paused_run_disposes_and_forgets_it() {
     assert_eq!(items.with(|s| s.forgotten.clone()), vec![id.clone()]);
     assert!(matches!(
         runtime.delete_execution(&id).await,
-        Err(codemode::RuntimeError::NotFound(_))
+        Err(e) if e.refusal() == Some(codemode::RefusalKind::NotFound)
     ));
     let done = runtime.execute("async () => 1").await.unwrap();
     runtime.delete_execution(done.execution_id()).await.unwrap();

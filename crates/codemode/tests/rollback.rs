@@ -87,7 +87,7 @@ async fn rollback_reverts_newest_first_and_reports_what_it_did() {
     );
     assert_eq!(items.with(|s| s.disposes.len()), 2);
     let unknown = runtime.rollback("exec_nope").await.unwrap_err();
-    assert!(matches!(unknown, codemode::RuntimeError::NotFound(_)));
+    assert_eq!(unknown.refusal(), Some(codemode::RefusalKind::NotFound));
     assert_eq!(
         unknown.to_string(),
         "No execution \"exec_nope\" to roll back."

@@ -184,12 +184,13 @@ mod precedence {
 
 mod remembered {
     //! Property (docs/design.md, "Remembered decisions are literal"): the rule a remembered approval becomes
-    //! (`codemode::rules::remembered`) matches the remembered call — its method, its arguments as the connector
+    //! (`codemode::allowing::allowing`) matches the remembered call — its method, its arguments as the connector
     //! reads them, its source — and nothing else, for generated values that include objects shaped like
     //! matchers (`{"exists": true}`, `{"glob": "*"}`) and sources and method names holding glob syntax. It
     //! does so after a trip through its stored JSON, scanned and through the call index alike.
 
-    use codemode::rules::{Call, CompiledRule, Effect, Rule, RuleIndex, remembered};
+    use codemode::allowing::{AllowIntent, Approved, allowing};
+    use codemode::rules::{Call, CompiledRule, Effect, Rule, RuleIndex};
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestRunner};
     use serde_json::{Map, Value, json};
@@ -326,17 +327,28 @@ mod remembered {
         let strategy = (pair(), any::<bool>(), any::<bool>());
         runner
             .run(&strategy, |(pair, exact, for_source)| {
-                // Remembered arguments are the call's (a run with none is remembered as `null`); the source is
-                // the run's, when it has one.
-                let remembered_args = exact.then(|| pair.args.clone().unwrap_or(Value::Null));
+                // The source is the run's, when it has one.
                 let remembered_source = pair.source.as_deref().filter(|_| for_source);
-                let rule = remembered(
+                let rule = allowing(
                     "remember-files".to_owned(),
-                    &pair.method,
-                    remembered_args.clone(),
-                    remembered_source,
+                    Approved {
+                        call: &pair.method,
+                        args: pair.args.as_ref(),
+                        source: pair.source.as_deref(),
+                    },
+                    &AllowIntent {
+                        exact,
+                        only_source: for_source,
+                        for_ms: Some(1_500),
+                        ..AllowIntent::default()
+                    },
+                    500,
+                    "allowed from an approval by cli".to_owned(),
+                );
+                prop_assert_eq!(
+                    rule.until,
                     Some(2_000),
-                    "remembered from an approval by cli".to_owned(),
+                    "for 1.5 s from 0.5 s on the host's clock"
                 );
                 // As stored and loaded again.
                 let stored = serde_json::to_value(&rule).expect("serialises");

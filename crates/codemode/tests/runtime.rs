@@ -4,6 +4,7 @@
 
 mod support;
 
+use codemode::RefusalKind;
 use codemode::{
     Actor, Connector, EntryState, ExecutionQuery, ExecutionStatus, Outcome, Runtime, RuntimeError,
     RuntimeOptions,
@@ -151,14 +152,14 @@ async fn reject_ends_the_run_and_a_later_approval_is_stale() {
     let id = paused.execution_id().to_owned();
     let not_pending = runtime.reject(&id, 999, Actor::Cli, None).await;
     assert!(
-        matches!(&not_pending, Err(RuntimeError::Stale(m)) if m == &format!("Call 999 of execution \"{id}\" is not waiting for a decision.")),
+        matches!(&not_pending, Err(e) if e.refusal() == Some(RefusalKind::Stale) && e.to_string() == format!("Call 999 of execution \"{id}\" is not waiting for a decision.")),
         "a seq that is not pending: {not_pending:?}"
     );
     assert!(items.with(|s| s.disposes.is_empty()));
     runtime.reject(&id, 1, Actor::Cli, None).await.unwrap();
     let again = runtime.reject(&id, 1, Actor::Cli, None).await;
     assert!(
-        matches!(&again, Err(RuntimeError::Stale(m)) if m.contains("is not paused (status: rejected)")),
+        matches!(&again, Err(e) if e.refusal() == Some(RefusalKind::Stale) && e.to_string().contains("is not paused (status: rejected)")),
         "a second reject: {again:?}"
     );
     let execution = runtime.execution(&id).unwrap().unwrap();
@@ -176,7 +177,7 @@ async fn reject_ends_the_run_and_a_later_approval_is_stale() {
 
     let stale = runtime.approve(&id, Actor::Console, None).await;
     assert!(
-        matches!(&stale, Err(RuntimeError::Stale(m)) if m == &format!("Execution \"{id}\" is not paused (status: rejected); only a paused run can be approved.")),
+        matches!(&stale, Err(e) if e.refusal() == Some(RefusalKind::Stale) && e.to_string() == format!("Execution \"{id}\" is not paused (status: rejected); only a paused run can be approved.")),
         "{stale:?}"
     );
     assert!(runtime.pending(None).unwrap().is_empty());
@@ -192,14 +193,14 @@ async fn approving_an_unknown_or_completed_run_changes_nothing() {
     let runtime = open(&temp_db(), &Items::new()).await;
     let unknown = runtime.approve("exec_nope", Actor::Api, None).await;
     assert!(
-        matches!(&unknown, Err(RuntimeError::NotFound(m)) if m == "No execution \"exec_nope\" to resume."),
+        matches!(&unknown, Err(e) if e.refusal() == Some(RefusalKind::NotFound) && e.to_string() == "No execution \"exec_nope\" to resume."),
         "{unknown:?}"
     );
     let done = runtime.execute("async () => 1").await.unwrap();
     let id = done.execution_id();
     let again = runtime.approve(id, Actor::Api, None).await;
     assert!(
-        matches!(&again, Err(RuntimeError::Stale(m)) if m == &format!(
+        matches!(&again, Err(e) if e.refusal() == Some(RefusalKind::Stale) && e.to_string() == format!(
             "Execution \"{id}\" is not paused (status: completed); only a paused run can be approved."
         )),
         "{again:?}"

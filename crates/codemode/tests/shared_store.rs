@@ -338,7 +338,7 @@ async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host()
     assert!(b.rollback_plan(&id).await.unwrap().is_empty());
     let again = b.approve(&id, codemode::Actor::Console, None).await;
     assert!(
-        matches!(again, Err(codemode::RuntimeError::Stale(_))),
+        matches!(&again, Err(e) if e.refusal() == Some(codemode::RefusalKind::Stale)),
         "{again:?}"
     );
 

@@ -5,7 +5,8 @@
 
 mod support;
 
-use codemode::{Actor, ExecutionStatus, Outcome, RuntimeError};
+use codemode::RefusalKind;
+use codemode::{Actor, ExecutionStatus, Outcome};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -369,7 +370,7 @@ async fn reject_after_rollback_leaves_the_run_rolled_back() {
     assert_eq!(report.status, Some(ExecutionStatus::RolledBack));
     assert!(matches!(
         runtime.reject(&id, 1, Actor::Cli, None).await,
-        Err(RuntimeError::Stale(_))
+        Err(e) if e.refusal() == Some(RefusalKind::Stale)
     ));
     let stored = runtime.execution(&id).unwrap().unwrap();
     assert_eq!(stored.status, ExecutionStatus::RolledBack);
@@ -400,7 +401,7 @@ async fn a_live_pass_can_be_neither_deleted_nor_expired() {
 
     let deleted = runtime.delete_execution(&id).await;
     assert!(
-        matches!(&deleted, Err(RuntimeError::Busy(m)) if m.contains("is running in process")),
+        matches!(&deleted, Err(e) if e.refusal() == Some(RefusalKind::Busy) && e.to_string().contains("is running in process")),
         "{deleted:?}"
     );
     clock.advance(48 * 3_600_000);

@@ -12,4 +12,13 @@ canonical?: JsonValue | null,
 /**
  * [`args_digest`] of `args`: a decision sends it back, so it lands only on the call that was shown.
  */
-digest: string, interrupted?: boolean, };
+digest: string, interrupted?: boolean, 
+/**
+ * The `ask` rule that asked for this call ([`ToolLogEntry::asked_by`]).
+ */
+askedBy?: string | null, 
+/**
+ * The rule that asked wants the call decided in the window, not from a notification: recorded when it
+ * asked, so no surface judges the call again to find out.
+ */
+confirmInApp?: boolean, };

@@ -13,7 +13,7 @@ export type Rule = { id: string, effect: Effect,
 call: string, 
 /**
  * Argument path → a JSON literal or one matcher object; all must hold. The empty path `""` is the whole
- * arguments.
+ * arguments (`null` for a call that has none).
  */
 when?: { [key in string]: JsonValue }, 
 /**

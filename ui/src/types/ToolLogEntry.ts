@@ -24,4 +24,13 @@ error?: string | null,
 /**
  * What a person (or a rule, or expiry) decided about this call; none when no one had to.
  */
-decision?: Decision | null, };
+decision?: Decision | null, 
+/**
+ * The `ask` rule that had a person asked about this call; none when the connector's approval list did,
+ * or no one was asked.
+ */
+askedBy?: string | null, 
+/**
+ * The rule that asked wants the call decided in the window ([`PendingAction::confirm_in_app`]).
+ */
+confirmInApp?: boolean, };

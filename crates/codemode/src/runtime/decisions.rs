@@ -34,7 +34,7 @@ impl Runtime {
             } else {
                 DecisionKind::Approved
             },
-            by: actor.as_str().to_owned(),
+            by: actor,
             at: self.inner.now(),
             reason: None,
             rule: None,
@@ -68,29 +68,32 @@ impl Runtime {
                     return self.await_host(id, &host, seq).await;
                 }
                 HandOff::HostGone(host) => {
-                    return Err(RuntimeError::Stale(format!(
-                        "Execution \"{id}\" belongs to host {}, which is gone (no heartbeat for {} s): it waits for its host, or for a host with its connectors to adopt it.",
-                        host.name,
-                        HOST_TIMEOUT_MS / 1000
-                    )));
+                    return Err(Refusal::HostGone {
+                        run: id.to_owned(),
+                        host: host.name,
+                        silent_s: HOST_TIMEOUT_MS / 1000,
+                    }
+                    .into());
                 }
                 HandOff::NotPaused(status) => {
-                    return Err(RuntimeError::Stale(format!(
-                        "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
-                    )));
+                    return Err(Refusal::NotPaused {
+                        run: id.to_owned(),
+                        status,
+                        op: Operation::Approve,
+                    }
+                    .into());
                 }
                 HandOff::RollingBack(pid) => {
-                    return Err(RuntimeError::Stale(format!(
-                        "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
-                    )));
+                    return Err(Refusal::RollingBack {
+                        run: id.to_owned(),
+                        pid,
+                        op: Operation::Approve,
+                    }
+                    .into());
                 }
                 HandOff::AlreadyDecided => return Err(already_decided(id)),
-                HandOff::OtherCall(other) => return Err(not_the_call_shown(&other)),
-                HandOff::Missing => {
-                    return Err(RuntimeError::NotFound(format!(
-                        "No execution \"{id}\" to resume."
-                    )));
-                }
+                HandOff::OtherCall(other) => return Err(not_the_call_shown(other)),
+                HandOff::Missing => return Err(no_run(id, Operation::Approve)),
             }
         }
         self.resume_here(id, decision, false, shown).await
@@ -130,7 +133,7 @@ impl Runtime {
         let methods = registered
             .methods()
             .await
-            .map_err(RuntimeError::Configuration)?;
+            .map_err(RuntimeError::Unavailable)?;
         let Some(schema) = methods.tool(method).and_then(|t| t.input_schema.as_ref()) else {
             return Ok(());
         };
@@ -145,9 +148,7 @@ impl Runtime {
     /// tool's input schema): what an editor checks before it offers to approve.
     pub async fn check_edit(&self, id: &str, edited: &Value) -> Result<(), RuntimeError> {
         let Some(call) = self.pending(Some(id))?.into_iter().next() else {
-            return Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" has no call waiting for a decision"
-            )));
+            return Err(Refusal::NothingWaiting { run: id.to_owned() }.into());
         };
         self.check_edited(&call.connector, &call.method, edited)
             .await
@@ -194,18 +195,26 @@ impl Runtime {
                 self.dispose(id, ExecutionStatus::Rejected).await;
                 Ok(())
             }
-            Rejection::Missing => Err(RuntimeError::NotFound(format!("No execution \"{id}\""))),
-            Rejection::NotPaused(status) => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be rejected."
-            ))),
-            Rejection::RollingBack(pid) => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be rejected."
-            ))),
-            Rejection::NotPending => Err(RuntimeError::Stale(format!(
-                "Call {seq} of execution \"{id}\" is not waiting for a decision."
-            ))),
+            Rejection::Missing => Err(no_run(id, Operation::Reject)),
+            Rejection::NotPaused(status) => Err(Refusal::NotPaused {
+                run: id.to_owned(),
+                status,
+                op: Operation::Reject,
+            }
+            .into()),
+            Rejection::RollingBack(pid) => Err(Refusal::RollingBack {
+                run: id.to_owned(),
+                pid,
+                op: Operation::Reject,
+            }
+            .into()),
+            Rejection::NotPending => Err(Refusal::NotWaiting {
+                run: id.to_owned(),
+                seq,
+            }
+            .into()),
             Rejection::AlreadyDecided => Err(already_decided(id)),
-            Rejection::OtherCall(other) => Err(not_the_call_shown(&other)),
+            Rejection::OtherCall(other) => Err(not_the_call_shown(other)),
         }
     }
 

@@ -11,25 +11,18 @@ pub enum RuntimeError {
     Configuration(String),
     #[error(transparent)]
     Executor(#[from] ExecutorError),
-    /// No such execution (or snippet).
-    #[error("{0}")]
-    NotFound(String),
-    /// A decision or operation that no longer applies: the run is not paused, the call is not pending, the
-    /// run is not interrupted. Nothing was changed; the message is the reference's text.
-    #[error("{0}")]
-    Stale(String),
+    /// Refused with nothing changed: no such run or rule, a run not as the request assumed, or held by
+    /// another process or host.
+    #[error(transparent)]
+    Refused(#[from] Refusal),
     /// Edited arguments (or another input) that cannot be used: nothing was changed.
     #[error("{0}")]
     InvalidArgs(String),
+    /// A connector's server could not be started or reached, or would not list its tools.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("a pass was interrupted: {0}")]
     Interrupted(String),
-    /// Another live process holds the run (a pass or a rollback): nothing was changed.
-    #[error("{0}")]
-    Busy(String),
-    /// Approved on a shared store for another host, which has not resumed the run yet: the decision stands
-    /// (docs/shared-store.md, "Approving another host's run").
-    #[error("{0}")]
-    Handed(String),
 }
 
 /// A rule id already used (by the database or `connectors.json`), said as rule validation says it.
@@ -51,14 +44,29 @@ pub(super) fn file_rule(id: &str) -> RuntimeError {
 }
 
 /// A decision on a call that no longer waits as it was shown (docs/design.md, "A decision names its call").
-pub(super) fn not_the_call_shown(why: &str) -> RuntimeError {
-    RuntimeError::Stale(format!(
-        "Not decided: {why}. Look at the call again before deciding."
-    ))
+pub(super) fn not_the_call_shown(why: String) -> RuntimeError {
+    Refusal::NotTheCallShown { why }.into()
 }
 
 pub(super) fn already_decided(id: &str) -> RuntimeError {
-    RuntimeError::Stale(format!(
-        "Execution \"{id}\" was already approved on another host; it waits for its own host to resume it."
-    ))
+    Refusal::ApprovedElsewhere { run: id.to_owned() }.into()
+}
+
+/// Shorthand for the refusal that names no run at all.
+pub(super) fn no_run(id: &str, op: Operation) -> RuntimeError {
+    Refusal::NoRun {
+        run: id.to_owned(),
+        op,
+    }
+    .into()
+}
+
+impl RuntimeError {
+    /// What kind of refusal this is, when the operation was refused with nothing changed.
+    pub fn refusal(&self) -> Option<crate::refusal::RefusalKind> {
+        match self {
+            RuntimeError::Refused(refusal) => Some(refusal.kind()),
+            _ => None,
+        }
+    }
 }

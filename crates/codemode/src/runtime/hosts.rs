@@ -41,16 +41,15 @@ pub(super) async fn serve_host(
 
 /// On a shared store, what runs a run's connectors (a recovery, a rollback) happens on its own host: another
 /// host's connectors of the same name act on another machine (docs/shared-store.md, "Hosts").
-pub(super) fn only_here(execution: &ExecutionState, what: &str) -> Result<(), RuntimeError> {
+pub(super) fn only_here(execution: &ExecutionState, op: Operation) -> Result<(), RuntimeError> {
     match &execution.host {
-        Some(host) if !host.here && host.alive => Err(RuntimeError::Busy(format!(
-            "Execution \"{}\" belongs to host {}: it can be {what} there, with the connectors that ran it.",
-            execution.id, host.name
-        ))),
-        Some(host) if !host.here => Err(RuntimeError::Stale(format!(
-            "Execution \"{}\" belongs to host {}, which is gone: it can be {what} there, or here once this host adopts it.",
-            execution.id, host.name
-        ))),
+        Some(host) if !host.here => Err(Refusal::OtherHost {
+            run: execution.id.clone(),
+            host: host.name.clone(),
+            alive: host.alive,
+            op,
+        }
+        .into()),
         _ => Ok(()),
     }
 }
@@ -60,9 +59,7 @@ impl Runtime {
     /// Edited arguments its tool refuses drop the decision: the run waits for a decision again.
     pub async fn resume_handed(&self, id: &str) -> Result<Outcome, RuntimeError> {
         let Some(decision) = self.inner.store.handed_decision(id)? else {
-            return Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" has no approval waiting for this host."
-            )));
+            return Err(Refusal::NoHandedApproval { run: id.to_owned() }.into());
         };
         if let Some(edited) = &decision.args
             && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
@@ -88,9 +85,7 @@ impl Runtime {
         loop {
             let token = self.inner.store.change_token()?;
             let Some(execution) = self.inner.store.execution_head(id)? else {
-                return Err(RuntimeError::NotFound(format!(
-                    "No execution \"{id}\" to resume."
-                )));
+                return Err(no_run(id, Operation::Approve));
             };
             if execution.handed.is_none() && execution.status != ExecutionStatus::Running {
                 let waiting = self.inner.store.pending(Some(id))?.first().map(|p| p.seq);
@@ -107,10 +102,11 @@ impl Runtime {
             }
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
-                return Err(RuntimeError::Handed(format!(
-                    "Approved: execution \"{id}\" runs on host {}, which has not finished resuming it yet; `codemode wait {id}` returns its outcome.",
-                    host.name
-                )));
+                return Err(Refusal::StillResuming {
+                    run: id.to_owned(),
+                    host: host.name.clone(),
+                }
+                .into());
             }
             self.inner.store.changed(token, left).await;
         }
@@ -127,13 +123,14 @@ impl Runtime {
             .collect();
         match self.inner.store.adopt(id, &names)? {
             Adoption::Adopted => Ok(()),
-            Adoption::HostAlive(host) if host.here => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" already belongs to this host."
-            ))),
-            Adoption::HostAlive(host) => Err(RuntimeError::Busy(format!(
-                "Execution \"{id}\" belongs to host {}, which is alive: it resumes its own runs.",
-                host.name
-            ))),
+            Adoption::HostAlive(host) if host.here => {
+                Err(Refusal::AlreadyHere { run: id.to_owned() }.into())
+            }
+            Adoption::HostAlive(host) => Err(Refusal::HostAlive {
+                run: id.to_owned(),
+                host: host.name,
+            }
+            .into()),
             Adoption::MissingConnectors(missing) => {
                 let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
                 Err(RuntimeError::Configuration(format!(
@@ -141,12 +138,8 @@ impl Runtime {
                     quoted_list(&missing)
                 )))
             }
-            Adoption::NoHost => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" has no host to adopt it from: its store is not shared."
-            ))),
-            Adoption::Missing => Err(RuntimeError::NotFound(format!(
-                "No execution \"{id}\" to adopt."
-            ))),
+            Adoption::NoHost => Err(Refusal::NotShared { run: id.to_owned() }.into()),
+            Adoption::Missing => Err(no_run(id, Operation::Adopt)),
         }
     }
 
@@ -161,9 +154,7 @@ impl Runtime {
         let edited = decision.args.clone();
         // The head only: the log is read once, by the replay that follows.
         let Some(execution) = self.inner.store.execution_head(id)? else {
-            return Err(RuntimeError::NotFound(format!(
-                "No execution \"{id}\" to resume."
-            )));
+            return Err(no_run(id, Operation::Approve));
         };
         let missing: Vec<&str> = execution
             .connectors
@@ -190,16 +181,20 @@ impl Runtime {
                     .await
             }
             Resume::AlreadyDecided => Err(already_decided(id)),
-            Resume::OtherCall(other) => Err(not_the_call_shown(&other)),
-            Resume::NotPaused(status) => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" is not paused (status: {status}); only a paused run can be approved."
-            ))),
-            Resume::RollingBack(pid) => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" is being rolled back by process {pid}; it can no longer be approved."
-            ))),
-            Resume::Missing => Err(RuntimeError::NotFound(format!(
-                "No execution \"{id}\" to resume."
-            ))),
+            Resume::OtherCall(other) => Err(not_the_call_shown(other)),
+            Resume::NotPaused(status) => Err(Refusal::NotPaused {
+                run: id.to_owned(),
+                status,
+                op: Operation::Approve,
+            }
+            .into()),
+            Resume::RollingBack(pid) => Err(Refusal::RollingBack {
+                run: id.to_owned(),
+                pid,
+                op: Operation::Approve,
+            }
+            .into()),
+            Resume::Missing => Err(no_run(id, Operation::Approve)),
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::model::{Decision, DecisionKind, EntryState, Preview, SHOWN_PREVIEW_LI
 use crate::model::{SaveSnippet, Snippet};
 use crate::names::check_connector_names;
 use crate::protocol::raw;
+use crate::refusal::{Operation, Refusal};
 use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
     Adoption, CallPlan, Deletion, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity, Recover,
@@ -118,7 +119,7 @@ impl Runtime {
                 loaded: Mutex::new(None),
             };
             if !entry.connector.lazy() {
-                entry.methods().await.map_err(RuntimeError::Configuration)?;
+                entry.methods().await.map_err(RuntimeError::Unavailable)?;
             }
             registered.push(entry);
         }

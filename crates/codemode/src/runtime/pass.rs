@@ -197,11 +197,9 @@ impl Runtime {
     /// that idempotent).
     pub async fn recover(&self, id: &str) -> Result<Outcome, RuntimeError> {
         let Some(execution) = self.inner.store.execution(id)? else {
-            return Err(RuntimeError::NotFound(format!(
-                "No execution \"{id}\" to recover."
-            )));
+            return Err(no_run(id, Operation::Recover));
         };
-        only_here(&execution, "recovered")?;
+        only_here(&execution, Operation::Recover)?;
         match self.inner.store.recover(id, self.inner.now())? {
             Recover::Repaused => {
                 self.pass_end(id, ExecutionStatus::Paused).await;
@@ -211,18 +209,24 @@ impl Runtime {
                 self.pass(id, &execution.code, execution.source.as_deref(), None)
                     .await
             }
-            Recover::NotInterrupted(status) => Err(RuntimeError::Stale(format!(
-                "Execution \"{id}\" is not interrupted (status: {status}); only an interrupted run can be recovered."
-            ))),
-            Recover::StillRunning(pid) => Err(RuntimeError::Busy(format!(
-                "Execution \"{id}\" is still running in process {pid}; only an interrupted run can be recovered."
-            ))),
-            Recover::RollingBack(pid) => Err(RuntimeError::Busy(format!(
-                "Execution \"{id}\" is being rolled back by process {pid}; it cannot be recovered."
-            ))),
-            Recover::Missing => Err(RuntimeError::NotFound(format!(
-                "No execution \"{id}\" to recover."
-            ))),
+            Recover::NotInterrupted(status) => Err(Refusal::NotInterrupted {
+                run: id.to_owned(),
+                status,
+            }
+            .into()),
+            Recover::StillRunning(pid) => Err(Refusal::Running {
+                run: id.to_owned(),
+                pid,
+                op: Operation::Recover,
+            }
+            .into()),
+            Recover::RollingBack(pid) => Err(Refusal::RollingBack {
+                run: id.to_owned(),
+                pid,
+                op: Operation::Recover,
+            }
+            .into()),
+            Recover::Missing => Err(no_run(id, Operation::Recover)),
         }
     }
 

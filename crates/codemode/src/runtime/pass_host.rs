@@ -173,11 +173,7 @@ impl PassHost for RuntimeHost {
                 requires_approval,
             ),
             // Not found, or refused by the connector whatever anyone decides: no rule or person is asked.
-            _ => crate::rules::Verdict {
-                effect: crate::rules::Effect::Allow,
-                rule: None,
-                reason: None,
-            },
+            _ => crate::rules::Verdict::allow(),
         };
         let plan = store.decide(
             &self.id,
@@ -273,11 +269,7 @@ impl PassHost for RuntimeHost {
             name,
             None,
             None,
-            &crate::rules::Verdict {
-                effect: crate::rules::Effect::Allow,
-                rule: None,
-                reason: None,
-            },
+            &crate::rules::Verdict::allow(),
             false,
             self.inner.now(),
         );

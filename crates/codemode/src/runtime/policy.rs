@@ -160,10 +160,11 @@ impl Runtime {
             return Err(id_taken(&compiled.rule.id));
         }
         if !self.inner.store.replace_rule(id, &compiled.rule)? {
-            return Err(RuntimeError::NotFound(format!(
-                "No rule \"{id}\", or \"{}\" is taken by another rule",
-                compiled.rule.id
-            )));
+            return Err(Refusal::NoRuleOrTaken {
+                rule: id.to_owned(),
+                new_id: compiled.rule.id.clone(),
+            }
+            .into());
         }
         self.inner.rules_changed();
         Ok(())
@@ -175,7 +176,10 @@ impl Runtime {
             return Err(file_rule(id));
         }
         if !self.inner.store.remove_rule(id)? {
-            return Err(RuntimeError::NotFound(format!("No rule \"{id}\"")));
+            return Err(Refusal::NoRule {
+                rule: id.to_owned(),
+            }
+            .into());
         }
         self.inner.rules_changed();
         Ok(())
@@ -207,7 +211,7 @@ impl Runtime {
                 let gated = registered
                     .methods()
                     .await
-                    .map_err(RuntimeError::Configuration)?
+                    .map_err(RuntimeError::Unavailable)?
                     .tool(method)
                     .is_some_and(|t| t.requires_approval);
                 // As a real call is judged: on the connector's reading of the arguments.
@@ -231,6 +235,33 @@ impl Runtime {
         ))
     }
 
+    /// The waiting calls `rule` would match, in queue order (newest run first): each read as the rule would
+    /// have read it when it was made, on the connector's reading of its arguments and its run's source. The
+    /// one answer to "which waiting calls does this rule cover", for approving them and for showing a rule's
+    /// reach before it is added.
+    pub fn waiting_matching(
+        &self,
+        rule: &CompiledRule,
+    ) -> Result<Vec<PendingAction>, RuntimeError> {
+        let now = self.inner.now();
+        Ok(self
+            .inner
+            .store
+            .pending_with_source(None)?
+            .into_iter()
+            .filter(|(waiting, source)| {
+                let path = format!("{}.{}", waiting.connector, waiting.method);
+                rule.matches(&crate::rules::Call {
+                    path: &path,
+                    args: waiting.canonical.as_ref().or(waiting.args.as_ref()),
+                    source: source.as_deref(),
+                    now,
+                })
+            })
+            .map(|(waiting, _)| waiting)
+            .collect())
+    }
+
     /// Approves, as the `allow` rule `rule` says, every waiting call that rule matches (each its own decision,
     /// `allowed` by `rule`); returns what happened to each, in queue order.
     pub async fn approve_waiting(
@@ -239,7 +270,10 @@ impl Runtime {
     ) -> Result<Vec<(String, Result<Outcome, RuntimeError>)>, RuntimeError> {
         let rules = self.inner.rules();
         let Some(compiled) = rules.rules.rules().iter().find(|r| r.rule.id == rule) else {
-            return Err(RuntimeError::NotFound(format!("No rule \"{rule}\"")));
+            return Err(Refusal::NoRule {
+                rule: rule.to_owned(),
+            }
+            .into());
         };
         if compiled.rule.effect != crate::rules::Effect::Allow {
             return Err(RuntimeError::InvalidArgs(format!(
@@ -247,35 +281,11 @@ impl Runtime {
             )));
         }
         let mut decided = Vec::new();
-        // The queue in one query: each waiting call with its run's source.
-        let waiting_calls: Vec<(String, Option<String>, crate::model::ToolLogEntry)> = self
-            .inner
-            .store
-            .paused_executions()?
-            .into_iter()
-            .flat_map(|run| {
-                let (id, source) = (run.id, run.source);
-                run.log
-                    .into_iter()
-                    .filter(|e| e.state == EntryState::Pending)
-                    .map(move |e| (id.clone(), source.clone(), e))
-            })
-            .collect();
-        for (execution_id, source, waiting) in waiting_calls {
-            let path = format!("{}.{}", waiting.connector, waiting.method);
-            let call = crate::rules::Call {
-                path: &path,
-                // As the rule would have read the call when it was made.
-                args: waiting.canonical.as_ref().or(waiting.args.as_ref()),
-                source: source.as_deref(),
-                now: self.inner.now(),
-            };
-            if !compiled.matches(&call) {
-                continue;
-            }
+        for waiting in self.waiting_matching(compiled)? {
+            let execution_id = waiting.execution_id;
             let decision = Decision {
                 kind: DecisionKind::Allowed,
-                by: "rule".to_owned(),
+                by: Actor::Rule,
                 at: self.inner.now(),
                 reason: compiled.rule.reason.clone(),
                 rule: Some(rule.to_owned()),

@@ -11,16 +11,18 @@ impl Runtime {
     /// decision. What is returned is kept as what the person was shown, and the decision takes it along.
     pub async fn preview(&self, id: &str, seq: u64) -> Result<Option<Preview>, RuntimeError> {
         let Some(state) = self.inner.store.execution(id)? else {
-            return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+            return Err(no_run(id, Operation::Read));
         };
         let Some(entry) = state
             .log
             .iter()
             .find(|e| e.seq == seq && e.state == EntryState::Pending)
         else {
-            return Err(RuntimeError::Stale(format!(
-                "Call {seq} of execution \"{id}\" is not waiting for a decision"
-            )));
+            return Err(Refusal::NotWaiting {
+                run: id.to_owned(),
+                seq,
+            }
+            .into());
         };
         if let Some(host) = state.host.as_ref().filter(|host| !host.here) {
             // What the call would change is on its host's machine; this one's files would mislead.

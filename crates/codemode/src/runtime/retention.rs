@@ -24,22 +24,28 @@ impl Runtime {
     }
 
     /// Deletes one execution; a paused one has its execution resources disposed (`rejected`). A run whose
-    /// pass or rollback a live process holds is refused ([`RuntimeError::Busy`]) and keeps its audit row.
+    /// pass or rollback a live process holds is refused ([`Refusal::Running`], [`Refusal::RollingBack`]) and keeps its audit row.
     pub async fn delete_execution(&self, id: &str) -> Result<(), RuntimeError> {
         let status = match self.inner.store.delete(id)? {
             Deletion::Deleted(status) => status,
             Deletion::Missing => {
-                return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+                return Err(no_run(id, Operation::Delete));
             }
             Deletion::Running(pid) => {
-                return Err(RuntimeError::Busy(format!(
-                    "Execution \"{id}\" is running in process {pid}; it can be deleted once its pass ends."
-                )));
+                return Err(Refusal::Running {
+                    run: id.to_owned(),
+                    pid,
+                    op: Operation::Delete,
+                }
+                .into());
             }
             Deletion::RollingBack(pid) => {
-                return Err(RuntimeError::Busy(format!(
-                    "Execution \"{id}\" is being rolled back by process {pid}; it can be deleted once the rollback ends."
-                )));
+                return Err(Refusal::RollingBack {
+                    run: id.to_owned(),
+                    pid,
+                    op: Operation::Delete,
+                }
+                .into());
             }
         };
         if !status.is_terminal() {

@@ -13,24 +13,28 @@ impl Runtime {
     /// ([`RuntimeError::Busy`]).
     pub async fn rollback(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
         if let Some(execution) = self.inner.store.execution_head(id)? {
-            only_here(&execution, "rolled back")?;
+            only_here(&execution, Operation::RollBack)?;
         }
         match self.inner.store.claim_rollback(id, self.inner.now())? {
             RollbackClaim::Claimed => {}
             RollbackClaim::Missing => {
-                return Err(RuntimeError::NotFound(format!(
-                    "No execution \"{id}\" to roll back."
-                )));
+                return Err(no_run(id, Operation::RollBack));
             }
             RollbackClaim::Running(pid) => {
-                return Err(RuntimeError::Busy(format!(
-                    "Execution \"{id}\" is running in process {pid}; it can be rolled back once its pass ends."
-                )));
+                return Err(Refusal::Running {
+                    run: id.to_owned(),
+                    pid,
+                    op: Operation::RollBack,
+                }
+                .into());
             }
             RollbackClaim::RollingBack(pid) => {
-                return Err(RuntimeError::Busy(format!(
-                    "Execution \"{id}\" is already being rolled back by process {pid}."
-                )));
+                return Err(Refusal::RollingBack {
+                    run: id.to_owned(),
+                    pid,
+                    op: Operation::RollBack,
+                }
+                .into());
             }
         }
         let compensated = self.compensate(id).await;
@@ -118,10 +122,10 @@ impl Runtime {
         let mut plan = Vec::new();
         // Another runtime's run is not found, as every read of it by id (docs/shared-store.md).
         let Some(execution) = self.inner.store.execution_head(id)? else {
-            return Err(RuntimeError::NotFound(format!("No execution \"{id}\"")));
+            return Err(no_run(id, Operation::Read));
         };
         // Another host's run is rolled back there: this host's connectors say nothing of what it can undo.
-        if only_here(&execution, "rolled back").is_err() {
+        if only_here(&execution, Operation::RollBack).is_err() {
             return Ok(plan);
         }
         for entry in self.inner.store.actions_to_revert(id)? {

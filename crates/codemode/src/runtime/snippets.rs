@@ -7,15 +7,12 @@ impl Runtime {
     /// what to offer. Saving under an existing name replaces it.
     pub fn save_snippet(&self, name: &str, save: SaveSnippet) -> Result<Snippet, RuntimeError> {
         let Some(execution) = self.inner.store.execution(&save.execution_id)? else {
-            return Err(RuntimeError::NotFound(format!(
-                "No execution \"{}\" to save from",
-                save.execution_id
-            )));
+            return Err(no_run(&save.execution_id, Operation::SaveSnippet));
         };
         if let Some(schema) = &save.input_schema {
             let size = utf16_len(&schema.to_string());
             if size > MAX_DURABLE_VALUE {
-                return Err(RuntimeError::Configuration(too_large_message(
+                return Err(RuntimeError::InvalidArgs(too_large_message(
                     "The snippet input schema",
                     size,
                 )));

@@ -6,7 +6,7 @@ use super::runs::{cap, fail_in, of_runtime, touch};
 use super::sql::{Sql, args};
 use super::{Result, Store, StoreError};
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
-use crate::model::{Decision, DecisionKind, EntryState, ExecutionStatus};
+use crate::model::{Actor, Decision, DecisionKind, EntryState, ExecutionStatus};
 use crate::rules::{Effect, Verdict};
 use crate::transitions::{self, Attempt, CallStep, Recorded};
 use serde_json::{Value, json};
@@ -143,7 +143,7 @@ impl Store {
             };
             Some(Decision {
                 kind,
-                by: "rule".to_owned(),
+                by: Actor::Rule,
                 at: now,
                 reason: verdict.reason.clone(),
                 rule: Some(rule.clone()),
@@ -168,14 +168,16 @@ impl Store {
             // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
-                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13)
+                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical,
+                asked_by, confirm_in_app)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15)
              ON CONFLICT (execution_id, seq) DO UPDATE SET
                connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
                requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
                state = excluded.state, error = excluded.error, decision = excluded.decision,
                decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
-               divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical",
+               divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
+               asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app",
             args![
                 id,
                 seq as i64,
@@ -187,9 +189,11 @@ impl Store {
                 state,
                 denied,
                 decision.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
-                decision.as_ref().map(|_| "rule"),
+                decision.as_ref().map(|_| Actor::Rule.as_str()),
                 decision.as_ref().map(|_| now),
                 canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
+                verdict.rule.as_deref().filter(|_| verdict.effect == Effect::Ask),
+                verdict.confirm_in_app,
             ],
         )?;
         if let Some(rule) = &verdict.rule {

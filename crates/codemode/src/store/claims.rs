@@ -223,7 +223,7 @@ impl Store {
             }
             let decision = Decision {
                 kind: DecisionKind::Rejected,
-                by: actor.as_str().to_owned(),
+                by: actor,
                 at: now,
                 reason: reason.map(str::to_owned),
                 rule: None,

@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 11;
+pub const SCHEMA_VERSION: i64 = 12;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -119,6 +119,10 @@ const MIGRATIONS: &[&str] = &[
     // 11: the arguments as the connector reads them, where that differs from what the program sent
     // (docs/design.md, "What a call means").
     "ALTER TABLE cm_log ADD COLUMN canonical TEXT;",
+    // 12: the rule that asked for a call, and whether it wants the call decided in the window, so a surface
+    // showing the call later reads it rather than judging the call again (docs/design.md, "Rules").
+    "ALTER TABLE cm_log ADD COLUMN asked_by TEXT;
+     ALTER TABLE cm_log ADD COLUMN confirm_in_app INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -207,6 +211,11 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     ALTER TABLE cm_executions ADD COLUMN handed TEXT;"#,
     ),
     (11, "ALTER TABLE cm_log ADD COLUMN canonical TEXT;"),
+    (
+        12,
+        "ALTER TABLE cm_log ADD COLUMN asked_by TEXT;
+         ALTER TABLE cm_log ADD COLUMN confirm_in_app BIGINT NOT NULL DEFAULT 0;",
+    ),
 ];
 
 /// The schema version a PostgreSQL store holds; 0 for an empty database.

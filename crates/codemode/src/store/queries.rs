@@ -152,7 +152,8 @@ impl Store {
                         e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine,
                         oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
-                        l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical
+                        l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical,
+                        l.asked_by, l.confirm_in_app
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -245,15 +246,28 @@ impl Store {
 
     /// Pending calls of paused runs, newest run first (reference §2.6).
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
+        Ok(self
+            .pending_with_source(id)?
+            .into_iter()
+            .map(|(call, _)| call)
+            .collect())
+    }
+
+    /// [`Store::pending`], each call with its run's source: what a rule reads of a waiting call.
+    pub fn pending_with_source(
+        &self,
+        id: Option<&str>,
+    ) -> Result<Vec<(PendingAction, Option<String>)>, StoreError> {
         self.with(|connection| {
-            let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical
+            let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
+                        l.asked_by, l.confirm_in_app, e.source
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
             connection.query_map(sql, args![self.runtime, id], |row| {
                 let args = parse_json(row.get::<Option<String>>(4)?);
-                Ok(PendingAction {
+                let call = PendingAction {
                     execution_id: row.get(0)?,
                     seq: row.get::<i64>(1)? as u64,
                     connector: row.get(2)?,
@@ -262,7 +276,10 @@ impl Store {
                     args,
                     canonical: parse_json(row.get::<Option<String>>(6)?),
                     interrupted: row.get(5)?,
-                })
+                    asked_by: row.get(7)?,
+                    confirm_in_app: row.get(8)?,
+                };
+                Ok((call, row.get(9)?))
             })
         })
     }

@@ -65,7 +65,7 @@ impl Store {
             )?;
             let decision = Decision {
                 kind: DecisionKind::Expired,
-                by: Actor::Expiry.as_str().to_owned(),
+                by: Actor::Expiry,
                 at: now,
                 reason: None,
                 rule: None,

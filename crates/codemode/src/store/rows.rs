@@ -60,7 +60,7 @@ pub(super) fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> 
 pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
-                interrupted, divergence, error, decision, canonical
+                interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app
          FROM cm_log WHERE execution_id = ?1
            AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
          ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
@@ -70,7 +70,7 @@ pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Ve
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
 pub(super) const LOG_AT: usize = 17;
 
-/// A log entry from the 15 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+/// A log entry from the 17 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
@@ -97,6 +97,8 @@ pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
         error: row.get(at + 12)?,
         decision: parse_decision(row.get(at + 13)?),
         canonical: parse_json(row.get(at + 14)?),
+        asked_by: row.get(at + 15)?,
+        confirm_in_app: row.get(at + 16)?,
     })
 }
 

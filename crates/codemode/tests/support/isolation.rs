@@ -2,6 +2,7 @@
 //! another name sharing the same store can do to a run it names by id — nothing. Used on SQLite
 //! (`tests/runtime.rs`) and on PostgreSQL (`tests/shared_store.rs`).
 
+use codemode::RefusalKind;
 use codemode::{
     Actor, Adoption, Deletion, ExecutionQuery, ExecutionState, Recover, Retention, RollbackClaim,
     Runtime, RuntimeError, Store,
@@ -24,7 +25,7 @@ pub async fn paused_and_done(owner: &Runtime) -> (String, String) {
 
 fn not_found<T: std::fmt::Debug>(what: &str, result: Result<T, RuntimeError>) {
     assert!(
-        matches!(result, Err(RuntimeError::NotFound(_))),
+        matches!(&result, Err(e) if e.refusal() == Some(RefusalKind::NotFound)),
         "{what}: {result:?}"
     );
 }
