@@ -243,7 +243,7 @@ impl Store {
         })
     }
 
-    /// Pending calls of paused runs, newest run first (reference §2.6).
+    /// Pending calls of paused runs, newest run first (docs/semantics.md §2.6).
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical
