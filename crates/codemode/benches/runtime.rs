@@ -1,6 +1,7 @@
-//! Runtime benchmark: the reference runtime's workloads (reference-local-run.md), timed in-process on a warm
-//! runtime with its store on disk, beside the reference's quiet-machine medians. Prints a table and writes
-//! `target/bench/runtime.json`; never asserts a time.
+//! Runtime benchmark: the workloads `bench/run` times on the reference runtime (docs/performance.md), timed
+//! in-process on a warm runtime with its store on disk, beside the reference's medians measured once on a
+//! quiet machine (the figures below). Prints a table and writes `target/bench/runtime.json`; never asserts a
+//! time.
 //!
 //! `cargo bench -p codemode --bench runtime`
 

@@ -11,9 +11,10 @@ pub const BIGINT_ENVELOPE: &str = "__codemode_bigint_v1__";
 /// The largest durable value, in UTF-16 code units of its serialisation.
 pub const MAX_DURABLE_VALUE: usize = 1_000_000;
 
-/// Whether a call's arguments match the recorded ones: key order never matters. Unlike the reference
-/// (§3.4), "no arguments" and some arguments are different calls, and text that cannot be read matches only
-/// itself — what a person approved is what runs (docs/design.md, "Replay compares every call whole").
+/// Whether a call's arguments match the recorded ones (docs/semantics.md §3.4): key order never matters.
+/// Unlike the reference, "no arguments" and some arguments are different calls, and text that cannot be
+/// read matches only itself — what a person approved is what runs (docs/design.md, "Replay compares every
+/// call whole").
 pub fn same_arguments(recorded: Option<&RawValue>, attempted: Option<&RawValue>) -> bool {
     match (recorded, attempted) {
         (None, None) => true,
@@ -45,14 +46,14 @@ pub fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
 }
 
-/// `<what> is too large to record durably (…)` (reference §7.1).
+/// `<what> is too large to record durably (…)` (docs/semantics.md §7.1).
 pub fn too_large_message(what: &str, size: usize) -> String {
     format!(
         "{what} is too large to record durably ({size} bytes > {MAX_DURABLE_VALUE} byte limit). Write large data to a file or workspace instead and pass/return a small reference (such as a path)."
     )
 }
 
-/// `<what> could not be recorded durably (not serializable: …)` (reference §7.1).
+/// `<what> could not be recorded durably (not serializable: …)` (docs/semantics.md §7.1).
 pub fn not_serializable_message(what: &str, reason: &str) -> String {
     format!(
         "{what} could not be recorded durably (not serializable: {reason}). Only JSON-compatible values (plus binary and bigint) can cross a durable replay boundary."

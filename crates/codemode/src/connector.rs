@@ -1,4 +1,5 @@
-//! The connector contract: what a namespace in the sandbox is backed by on the host (reference §10, docs/design.md).
+//! The connector contract: what a namespace in the sandbox is backed by on the host (docs/semantics.md §10,
+//! docs/design.md).
 
 use crate::model::ExecutionStatus;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! How a model finds its way: ranked search over connector methods and snippets, `describe` with generated
-//! TypeScript, and the tool description that lists the connectors (reference §1.3, §8.3, §8.4).
+//! TypeScript, and the tool description that lists the connectors (docs/semantics.md §1.3, §8.3, §8.4).
 
 use crate::connector::ToolDescriptor;
 use crate::model::Snippet;
@@ -28,7 +28,7 @@ pub struct SearchResult {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub requires_approval: bool,
     pub kind: String,
-    /// The ranking score (reference §8.3); 0.5.6 returns it with each result.
+    /// The ranking score (docs/semantics.md §8.3); 0.5.6 returns it with each result.
     #[serde(default)]
     pub score: i64,
 }
@@ -52,8 +52,8 @@ pub struct DescribeOutput {
     pub kind: String,
 }
 
-/// Ranked search (reference §8.3): weights path 12, method 10, connector 8, description 5; ties broken by
-/// path compared case-insensitively, then bytewise (docs/design.md).
+/// Ranked search (docs/semantics.md §8.3): weights path 12, method 10, connector 8, description 5; ties
+/// broken by path compared case-insensitively, then bytewise (docs/design.md).
 pub fn search(query: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) -> SearchOutput {
     let mut index = SearchIndex::new(catalogs);
     index.add_snippets(snippets);
@@ -306,7 +306,7 @@ fn typed<'a>(tools: &[&'a ToolDescriptor], default_schema: &'a Value) -> Vec<Typ
         .collect()
 }
 
-/// An object with `type`, `properties` or `$ref` (reference §1.5).
+/// An object with `type`, `properties` or `$ref` (docs/semantics.md §1.5).
 fn looks_like_schema(schema: &Value) -> bool {
     schema.is_object()
         && ["type", "properties", "$ref"]
@@ -314,7 +314,7 @@ fn looks_like_schema(schema: &Value) -> bool {
             .any(|k| schema.get(*k).is_some())
 }
 
-/// `describe(target)` (reference §8.4): a snippet by exact name, then a connector, then a method.
+/// `describe(target)` (docs/semantics.md §8.4): a snippet by exact name, then a connector, then a method.
 pub fn describe(target: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) -> DescribeOutput {
     if let Some(snippet) = snippets.iter().find(|s| s.name == target) {
         return DescribeOutput {
@@ -381,8 +381,8 @@ pub fn describe(target: &str, catalogs: &[Catalog<'_>], snippets: &[Snippet]) ->
     }
 }
 
-/// The model-facing description of the `codemode` tool (reference §1.3: the same points in the same order, in
-/// our words), naming the configured connectors with their optional hints.
+/// The model-facing description of the `codemode` tool (docs/semantics.md §1.3: upstream's points in
+/// upstream's order, in our words), naming the configured connectors with their optional hints.
 pub fn tool_description(connectors: &[(&str, Option<&str>)]) -> String {
     let names: Vec<String> = connectors
         .iter()

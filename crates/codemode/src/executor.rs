@@ -337,7 +337,7 @@ pub fn default_worker_path() -> PathBuf {
     }
 }
 
-/// Applies the reference's `runCode` wording to a failure and the globals hint (reference §9.3).
+/// Applies the reference's `runCode` wording to a failure and the globals hint (docs/semantics.md §9.3).
 fn finish(mut outcome: PassOutcome, connectors: &[String]) -> PassOutcome {
     if let PassEnd::Failed { error } = &mut outcome.end {
         let mut text = format!("Code execution failed: {error}");

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Where an execution is in its life (reference §2.1).
+/// Where an execution is in its life (docs/semantics.md §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -53,7 +53,7 @@ impl std::fmt::Display for ExecutionStatus {
     }
 }
 
-/// The state of one recorded call (reference §2.1).
+/// The state of one recorded call (docs/semantics.md §2.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -435,7 +435,7 @@ pub struct ExecutionPage {
     pub next: Option<String>,
 }
 
-/// A completed program promoted to a reusable recipe (reference §8.1).
+/// A completed program promoted to a reusable recipe (docs/semantics.md §8.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
@@ -586,7 +586,7 @@ pub fn args_digest(args: Option<&Value>) -> String {
     crate::codec::sha256_hex(text.as_bytes())
 }
 
-/// What a pass (or an approval) returns to the model: reference §1.2.
+/// What a pass (or an approval) returns to the model: docs/semantics.md §1.2.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "status",

@@ -150,9 +150,9 @@ pub const RESERVED_WORDS: &[&str] = &[
     "yield",
 ];
 
-/// Turns a tool name into a JavaScript identifier (reference §1.5): `-`, `.` and whitespace become `_`,
-/// other characters outside `[a-zA-Z0-9_$]` are dropped, a leading digit gets a `_` prefix, a reserved word a
-/// `_` suffix, and nothing left is `_`.
+/// Turns a tool name into a JavaScript identifier (docs/semantics.md §1.5): `-`, `.` and whitespace become
+/// `_`, other characters outside `[a-zA-Z0-9_$]` are dropped, a leading digit gets a `_` prefix, a reserved
+/// word a `_` suffix, and nothing left is `_`.
 pub fn sanitize_tool_name(name: &str) -> String {
     let mut sanitized: String = name
         .chars()

@@ -74,7 +74,7 @@ impl Normalized {
     }
 }
 
-/// Normalises model-written code (reference §9.4).
+/// Normalises model-written code (docs/semantics.md §9.4).
 pub fn normalize_code(code: &str) -> Normalized {
     let mut out = Builder {
         original: code,

@@ -54,8 +54,9 @@ pub(crate) enum CallStep {
     Record { pending: bool },
 }
 
-/// The decision for a call at a `seq` (reference §3.3, with docs/design.md's differences: "no arguments" is
-/// a call of its own, a recorded error is replayed, an approved call stays pending until reached).
+/// The decision for a call at a `seq` (docs/semantics.md §3.3, with docs/design.md's differences:
+/// "no arguments" is a call of its own, a recorded error is replayed, an approved call stays pending until
+/// reached).
 pub(crate) fn call_step(
     run: Option<ExecutionStatus>,
     recorded: Option<&Recorded<'_>>,
@@ -267,9 +268,9 @@ pub(crate) struct RevertFacts {
     pub is_step: bool,
 }
 
-/// Whether a rollback reverts this call: an applied one (reference §5), or one in doubt after a crash —
-/// still `executing`, or paused again as interrupted (then perhaps rejected). Never a call the connector
-/// answered with an error, one never reached (`pending`), or a step.
+/// Whether a rollback reverts this call: an applied one (docs/semantics.md §5), or one in doubt after a
+/// crash — still `executing`, or paused again as interrupted (then perhaps rejected). Never a call the
+/// connector answered with an error, one never reached (`pending`), or a step.
 pub(crate) fn revertible(facts: RevertFacts) -> bool {
     if facts.is_step || facts.reverted {
         return false;

@@ -1,5 +1,5 @@
 //! TypeScript declarations from JSON Schema, character for character as the reference generates them
-//! (reference §1.5): how a model learns a method's input and output without the whole catalogue.
+//! (docs/semantics.md §1.5): how a model learns a method's input and output without the whole catalogue.
 
 use crate::names::sanitize_tool_name;
 use serde_json::{Map, Value};

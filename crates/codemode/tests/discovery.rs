@@ -100,7 +100,7 @@ fn the_tool_description_names_the_globals_and_hints() {
     );
     assert!(hinted.contains("- `items` — manage the item store"));
     assert!(hinted.ends_with("- `files`"));
-    // The points of reference §1.3, in its order.
+    // The points of docs/semantics.md §1.3, in upstream's order.
     let order = [
         "codemode.search(",
         "codemode.describe(",

@@ -1,7 +1,7 @@
-//! Retention (reference §6) with an injected clock: automatic pruning when a run begins, explicit pruning,
-//! expiry of stale paused and running runs, deletion — and `forget_execution` whenever a run is removed. Runs
-//! holding a record (a person's decision, an applied gated call, a revert) outlive retention by count and go by
-//! age (docs/design.md, "Retention").
+//! Retention (docs/semantics.md §6) with an injected clock: automatic pruning when a run begins, explicit
+//! pruning, expiry of stale paused and running runs, deletion — and `forget_execution` whenever a run is
+//! removed. Runs holding a record (a person's decision, an applied gated call, a revert) outlive retention by
+//! count and go by age (docs/design.md, "Retention").
 
 mod support;
 

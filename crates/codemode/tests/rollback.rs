@@ -1,5 +1,5 @@
-//! Rollback (reference §5, docs/design.md, difference 3): compensation newest first for every applied call with a
-//! revert, a report instead of an exception, and the reference's status rule.
+//! Rollback (docs/semantics.md §5; docs/design.md, difference 3): compensation newest first for every applied
+//! call with a revert, a report instead of an exception, and the reference's status rule.
 
 mod support;
 

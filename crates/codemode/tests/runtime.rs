@@ -1,6 +1,8 @@
-//! Conformance of the durable runtime with the reference's runtime tests (§12.1, §12.2) that need neither
-//! rollback, retention nor snippets: pauses, approvals, rejection, replay, divergence, steps, ephemeral reads,
-//! value limits, hooks, runtime names and restarts — against a real SQLite file and real worker processes.
+//! Conformance of the durable runtime with the reference's own runtime tests (`runtime.test.ts` and
+//! `codemode-eviction.test.ts` under `packages/codemode/src/runtime-tests` in cloudflare/agents) that need
+//! neither rollback, retention nor snippets: pauses, approvals, rejection, replay, divergence, steps,
+//! ephemeral reads, value limits, hooks, runtime names and restarts — against a real SQLite file and real
+//! worker processes. The behaviour is stated in docs/semantics.md.
 
 mod support;
 
@@ -389,7 +391,8 @@ async fn steps_recorded_on_a_resumed_pass_replay_on_the_next() {
 }
 
 /// A step run without asking the host leaves the same log as a decided one: a closure that throws leaves its
-/// entry executing (reference §3.6), and a call made inside it finds the step already recorded as executing.
+/// entry executing (docs/semantics.md §3.6), and a call made inside it finds the step already recorded as
+/// executing.
 #[tokio::test(flavor = "multi_thread")]
 async fn steps_run_without_asking_log_what_decided_steps_log() {
     let items = Items::new();

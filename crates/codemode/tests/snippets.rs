@@ -1,5 +1,6 @@
-//! Snippets (reference §8.1–§8.2): saved from any execution, listed by name, replaced by name, deleted; run
-//! with `codemode.run` as a nested run whose calls join the current execution's log, pause and replay.
+//! Snippets (docs/semantics.md §8.1–§8.2): saved from any execution, listed by name, replaced by name,
+//! deleted; run with `codemode.run` as a nested run whose calls join the current execution's log, pause and
+//! replay.
 
 mod support;
 

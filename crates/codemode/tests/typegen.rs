@@ -1,6 +1,6 @@
 //! Golden tests for TypeScript generation: each folder under `tests/typegen/` holds `input.json` — either
 //! `{schema, name}` for one declaration or `{tools}` for a connector's methods — beside `expected.ts`, the exact
-//! text the reference produces (its own test expectations, plus every rule of reference §1.5).
+//! text the reference produces (its own test expectations, plus every rule of docs/semantics.md §1.5).
 
 mod support;
 

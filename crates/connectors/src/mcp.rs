@@ -1,6 +1,6 @@
 //! MCP servers as connectors: every tool of a server becomes a method, with approval, replay and revert decided
-//! per tool in `connectors.json` (README "Configuration", reference §11.1). Servers start on first use, are restarted after
-//! they die or hang, and their tool lists are cached per start.
+//! per tool in `connectors.json` (README "Configuration", docs/semantics.md §11.1). Servers start on first
+//! use, are restarted after they die or hang, and their tool lists are cached per start.
 
 use crate::config::{Approval, ConnectorConfig, ConnectorKind, RevertTemplate, render_template};
 use crate::remote;
@@ -549,8 +549,8 @@ impl McpConnector {
     }
 }
 
-/// Reference §11.1: `isError` throws the text; then `structuredContent`; then all-text content (JSON when it
-/// parses); otherwise the whole result.
+/// docs/semantics.md §11.1: `isError` throws the text; then `structuredContent`; then all-text content (JSON
+/// when it parses); otherwise the whole result.
 pub fn unwrap_result(result: CallToolResult) -> Result<Option<Value>, String> {
     let texts: Option<Vec<&str>> = result
         .content

@@ -4,6 +4,6 @@ import type { ToolLogEntry } from "./ToolLogEntry";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
- * What a pass (or an approval) returns to the model: reference §1.2.
+ * What a pass (or an approval) returns to the model: docs/semantics.md §1.2.
  */
 export type Outcome = { "status": "completed", executionId: string, result?: JsonValue | null, logs?: Array<string> | null, calls?: Array<ToolLogEntry> | null, } | { "status": "paused", executionId: string, pending: Array<PendingAction>, calls?: Array<ToolLogEntry> | null, } | { "status": "error", executionId: string, error: string, logs?: Array<string> | null, calls?: Array<ToolLogEntry> | null, };

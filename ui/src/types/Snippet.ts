@@ -2,6 +2,6 @@
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
- * A completed program promoted to a reusable recipe (reference §8.1).
+ * A completed program promoted to a reusable recipe (docs/semantics.md §8.1).
  */
 export type Snippet = { name: string, description: string, code: string, savedAt: number, inputSchema?: JsonValue | null, connectors?: Array<string> | null, };

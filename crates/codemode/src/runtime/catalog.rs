@@ -157,12 +157,12 @@ impl Inner {
 }
 
 impl Runtime {
-    /// Ranked search over connector methods and snippets (reference §8.3).
+    /// Ranked search over connector methods and snippets (docs/semantics.md §8.3).
     pub async fn search(&self, query: &str) -> Result<SearchOutput, RuntimeError> {
         self.inner.search(query).await
     }
 
-    /// A snippet, connector or method with its TypeScript declarations (reference §8.4).
+    /// A snippet, connector or method with its TypeScript declarations (docs/semantics.md §8.4).
     pub async fn describe(&self, target: &str) -> Result<DescribeOutput, RuntimeError> {
         self.inner.describe(target).await
     }

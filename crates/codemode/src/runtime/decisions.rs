@@ -5,10 +5,10 @@ use super::*;
 
 impl Runtime {
     /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
-    /// pause or its end (reference §2.4). With `edited` arguments, the call runs with those instead (checked
-    /// against the tool's input schema first); the log keeps what the program sent, so replay still matches,
-    /// and the decision records what ran. An unknown id is [`RuntimeError::NotFound`]; a run that is not
-    /// paused (or is being rolled back) is [`RuntimeError::Stale`]; nothing is changed then.
+    /// pause or its end (docs/semantics.md §2.4). With `edited` arguments, the call runs with those instead
+    /// (checked against the tool's input schema first); the log keeps what the program sent, so replay still
+    /// matches, and the decision records what ran. An unknown id is [`RuntimeError::NotFound`]; a run that is
+    /// not paused (or is being rolled back) is [`RuntimeError::Stale`]; nothing is changed then.
     pub async fn approve(
         &self,
         id: &str,
@@ -154,9 +154,10 @@ impl Runtime {
             .await
     }
 
-    /// Rejects the pending call at `seq` (reference §2.5), with an optional reason the agent reads in the run's
-    /// error (`Action c.m rejected by user: <reason>`). An unknown id is [`RuntimeError::NotFound`]; a run
-    /// that is not paused, or a call that is not pending, is [`RuntimeError::Stale`]: nothing is changed.
+    /// Rejects the pending call at `seq` (docs/semantics.md §2.5), with an optional reason the agent reads in
+    /// the run's error (`Action c.m rejected by user: <reason>`). An unknown id is
+    /// [`RuntimeError::NotFound`]; a run that is not paused, or a call that is not pending, is
+    /// [`RuntimeError::Stale`]: nothing is changed.
     pub async fn reject(
         &self,
         id: &str,

@@ -48,9 +48,9 @@ impl Runtime {
         self.pass(&id, code, source, Some(begin)).await
     }
 
-    /// One pass over the stored code, then the outcome as the store says it ended (reference §2.3). A new
-    /// execution (`begin`) is recorded while the worker already parses the program: nothing the program asks
-    /// for is answered before that record is committed.
+    /// One pass over the stored code, then the outcome as the store says it ended (docs/semantics.md §2.3). A
+    /// new execution (`begin`) is recorded while the worker already parses the program: nothing the program
+    /// asks for is answered before that record is committed.
     pub(super) async fn pass(
         &self,
         id: &str,

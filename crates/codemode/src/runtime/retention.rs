@@ -3,8 +3,8 @@
 use super::*;
 
 impl Runtime {
-    /// Reclaims runs paused (or left running) longer than `max_age` (reference §6): each is disposed with
-    /// `rejected`, as the reference does. Returns their ids.
+    /// Reclaims runs paused (or left running) longer than `max_age` (docs/semantics.md §6): each is disposed
+    /// with `rejected`, as the reference does. Returns their ids.
     pub async fn expire_paused(&self, max_age: Duration) -> Result<Vec<String>, RuntimeError> {
         let now = self.inner.now();
         let cutoff = now.saturating_sub(max_age.as_millis().min(i64::MAX as u128) as i64);

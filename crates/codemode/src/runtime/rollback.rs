@@ -3,10 +3,10 @@
 use super::*;
 
 impl Runtime {
-    /// Compensates the applied calls of an execution, newest first (reference §5): every method with a
-    /// revert is reverted (approval-gated or not); missing connectors and methods without revert are skipped;
-    /// a failed or timed-out revert does not stop the rest. The run becomes `rolled_back` only when at least
-    /// one call was reverted. A second rollback finds nothing left to revert.
+    /// Compensates the applied calls of an execution, newest first (docs/semantics.md §5): every method with
+    /// a revert is reverted (approval-gated or not); missing connectors and methods without revert are
+    /// skipped; a failed or timed-out revert does not stop the rest. The run becomes `rolled_back` only when
+    /// at least one call was reverted. A second rollback finds nothing left to revert.
     ///
     /// The run is claimed first, so nothing is approved or recovered while it is being compensated and two
     /// rollbacks never revert the same call; a run whose pass is live in another process is refused

@@ -3,8 +3,8 @@
 use super::*;
 
 impl Runtime {
-    /// Promotes an execution's code to a snippet (reference §8.1). Any status is accepted: the caller decides
-    /// what to offer. Saving under an existing name replaces it.
+    /// Promotes an execution's code to a snippet (docs/semantics.md §8.1). Any status is accepted: the caller
+    /// decides what to offer. Saving under an existing name replaces it.
     pub fn save_snippet(&self, name: &str, save: SaveSnippet) -> Result<Snippet, RuntimeError> {
         let Some(execution) = self.inner.store.execution(&save.execution_id)? else {
             return Err(no_run(&save.execution_id, Operation::SaveSnippet));

@@ -217,7 +217,7 @@ impl PassState {
 
     /// The steps started without asking that the host has not heard of yet (still running, or their closure
     /// threw), now marked as told. Every call and the end of the pass carry them, so whatever the host records
-    /// next shows them executing, as decided steps would be (reference §3.6).
+    /// next shows them executing, as decided steps would be (docs/semantics.md §3.6).
     fn announce_steps(&self) -> Vec<OpenStep> {
         let mut steps: Vec<OpenStep> = self
             .fresh_steps

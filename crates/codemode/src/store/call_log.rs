@@ -11,7 +11,7 @@ use crate::rules::{Effect, Verdict};
 use crate::transitions::{self, Attempt, CallStep, Recorded};
 use serde_json::{Value, json};
 
-/// What `decide` tells the pass to do with a call (reference §3.3).
+/// What `decide` tells the pass to do with a call (docs/semantics.md §3.3).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallPlan {
     Execute,

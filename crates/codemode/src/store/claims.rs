@@ -179,9 +179,9 @@ impl Store {
         })
     }
 
-    /// Rejects the pending call at `seq` of a paused run (reference §2.5), with an optional reason appended to
-    /// the run's error for the agent to read. A run that is not paused (a terminal run's status never changes
-    /// back), one a live process is rolling back, or a `seq` that is not pending is refused.
+    /// Rejects the pending call at `seq` of a paused run (docs/semantics.md §2.5), with an optional reason
+    /// appended to the run's error for the agent to read. A run that is not paused (a terminal run's status
+    /// never changes back), one a live process is rolling back, or a `seq` that is not pending is refused.
     pub fn reject(
         &self,
         id: &str,

@@ -244,7 +244,7 @@ impl Store {
         })
     }
 
-    /// Pending calls of paused runs, newest run first (reference §2.6).
+    /// Pending calls of paused runs, newest run first (docs/semantics.md §2.6).
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
         Ok(self
             .pending_with_source(id)?

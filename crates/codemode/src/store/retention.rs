@@ -51,9 +51,9 @@ pub enum Deletion {
 }
 
 impl Store {
-    /// Reclaims stale non-terminal runs (reference §6, [`transitions::expiry_step`]): `paused` → `rejected`
-    /// ("Expired awaiting approval"), `running` → `error`; strictly older than `cutoff`. A run whose pass or
-    /// rollback a live process holds is never touched, however old. Returns the expired ids.
+    /// Reclaims stale non-terminal runs (docs/semantics.md §6, [`transitions::expiry_step`]): `paused` →
+    /// `rejected` ("Expired awaiting approval"), `running` → `error`; strictly older than `cutoff`. A run
+    /// whose pass or rollback a live process holds is never touched, however old. Returns the expired ids.
     pub fn expire(&self, cutoff: i64, now: i64) -> Result<Vec<String>, StoreError> {
         self.write(|tx| {
             let stale: Vec<String> = tx.query_map(

@@ -1,4 +1,4 @@
-//! Rolling a run back (reference §5): the claim, what to revert, each revert, the end of the claim.
+//! Rolling a run back (docs/semantics.md §5): the claim, what to revert, each revert, the end of the claim.
 
 use super::rows::{log_of, run_row};
 use super::runs::{of_runtime, touch};
@@ -20,8 +20,8 @@ pub enum RollbackClaim {
 
 impl Store {
     /// What a rollback compensates, newest first ([`transitions::revertible`]): the applied calls
-    /// (reference §5) and the ones that may have been applied before a crash; never a step, a call that
-    /// failed, or one never reached.
+    /// (docs/semantics.md §5) and the ones that may have been applied before a crash; never a step, a call
+    /// that failed, or one never reached.
     pub fn actions_to_revert(&self, id: &str) -> Result<Vec<ToolLogEntry>, StoreError> {
         self.with(|connection| {
             let reverted: std::collections::HashSet<u64> = connection
@@ -49,7 +49,7 @@ impl Store {
         })
     }
 
-    /// Marks one call reverted and, in the same transaction, the run `rolled_back` (reference §5: a
+    /// Marks one call reverted and, in the same transaction, the run `rolled_back` (docs/semantics.md §5: a
     /// rollback that reverted something): a rollback killed after its last revert but before it finished
     /// still leaves the run rolled back, and a retry reverts whatever the killed one had not reached. The
     /// update is conditional on the state read, which [`transitions::revertible`] accepted.
@@ -131,7 +131,7 @@ impl Store {
     }
 
     /// Ends this process's rollback claim; with `rolled_back`, the run becomes `rolled_back` (whatever it
-    /// was: reference §5) in the same transaction.
+    /// was: docs/semantics.md §5) in the same transaction.
     pub fn finish_rollback(&self, id: &str, rolled_back: bool, now: i64) -> Result<(), StoreError> {
         let status = if rolled_back {
             "'rolled_back'"

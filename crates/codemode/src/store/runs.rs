@@ -10,7 +10,7 @@ use serde_json::Value;
 
 impl Store {
     /// Inserts a new running execution, then prunes terminal ones beyond the newest `retention.keep`
-    /// (reference §6), never one holding a record that `retention` still keeps.
+    /// (docs/semantics.md §6), never one holding a record that `retention` still keeps.
     pub fn begin(
         &self,
         id: &str,
@@ -118,7 +118,8 @@ pub(super) fn cap(message: &str) -> String {
     message.chars().take(MAX_DURABLE_VALUE).collect()
 }
 
-/// Console lines as stored: while too large, the older half is dropped behind a marker (reference §7.2).
+/// Console lines as stored: while too large, the older half is dropped behind a marker
+/// (docs/semantics.md §7.2).
 fn logs_for_storage(logs: &[String]) -> Option<String> {
     if logs.is_empty() {
         return None;
