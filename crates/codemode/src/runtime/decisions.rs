@@ -7,8 +7,8 @@ impl Runtime {
     /// Resumes a paused execution: the pending call executes exactly once and the program replays to its next
     /// pause or its end (docs/semantics.md §2.4). With `edited` arguments, the call runs with those instead
     /// (checked against the tool's input schema first); the log keeps what the program sent, so replay still
-    /// matches, and the decision records what ran. An unknown id is [`RuntimeError::NotFound`]; a run that is
-    /// not paused (or is being rolled back) is [`RuntimeError::Stale`]; nothing is changed then.
+    /// matches, and the decision records what ran. An unknown id is [`Refusal::NoRun`]; a run that is
+    /// not paused (or is being rolled back) is a stale [`Refusal`]; nothing is changed then.
     pub async fn approve(
         &self,
         id: &str,
@@ -20,7 +20,7 @@ impl Runtime {
 
     /// [`Runtime::approve`] bound to the call a person was shown (docs/design.md, "A decision names its
     /// call"): when the run now waits on another call, or on that call with other arguments, the answer is
-    /// [`RuntimeError::Stale`] and nothing runs. `None` decides whatever call waits now.
+    /// a stale [`Refusal`] and nothing runs. `None` decides whatever call waits now.
     pub async fn approve_call(
         &self,
         id: &str,
@@ -156,8 +156,8 @@ impl Runtime {
 
     /// Rejects the pending call at `seq` (docs/semantics.md §2.5), with an optional reason the agent reads in
     /// the run's error (`Action c.m rejected by user: <reason>`). An unknown id is
-    /// [`RuntimeError::NotFound`]; a run that is not paused, or a call that is not pending, is
-    /// [`RuntimeError::Stale`]: nothing is changed.
+    /// [`Refusal::NoRun`]; a run that is not paused, or a call that is not pending, is
+    /// a stale [`Refusal`]: nothing is changed.
     pub async fn reject(
         &self,
         id: &str,
@@ -169,7 +169,7 @@ impl Runtime {
     }
 
     /// [`Runtime::reject`] bound to the arguments a person was shown as well as the seq: when the call at
-    /// `seq` has other arguments than `digest` says, the answer is [`RuntimeError::Stale`].
+    /// `seq` has other arguments than `digest` says, the answer is a stale [`Refusal`].
     pub async fn reject_call(
         &self,
         id: &str,

@@ -10,7 +10,7 @@ impl Runtime {
     ///
     /// The run is claimed first, so nothing is approved or recovered while it is being compensated and two
     /// rollbacks never revert the same call; a run whose pass is live in another process is refused
-    /// ([`RuntimeError::Busy`]).
+    /// ([`Refusal::Running`], [`Refusal::RollingBack`]).
     pub async fn rollback(&self, id: &str) -> Result<RollbackReport, RuntimeError> {
         if let Some(execution) = self.inner.store.execution_head(id)? {
             only_here(&execution, Operation::RollBack)?;
