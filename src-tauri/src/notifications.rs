@@ -62,10 +62,10 @@ impl NotificationServer {
     async fn signals(&self) -> zbus::Result<zbus::MessageStream> {
         let rule = zbus::MatchRule::builder()
             .msg_type(zbus::message::Type::Signal)
-            .sender(self.owner.as_str())
-            .interface(SERVICE)
-            .path(PATH)
-            .build()?;
+            .sender(self.owner.as_str())?
+            .interface(SERVICE)?
+            .path(PATH)?
+            .build();
         zbus::MessageStream::for_match_rule(rule, &self.connection, None).await
     }
 
@@ -80,7 +80,7 @@ impl NotificationServer {
             .iter()
             .flat_map(|(key, label)| [*key, *label])
             .collect();
-        let hints: HashMap<&str, zbus::Variant<'_>> = HashMap::new();
+        let hints: HashMap<&str, zbus::zvariant::Value<'_>> = HashMap::new();
         self.connection
             .call_method(
                 Some(self.owner.as_str()),

@@ -32,7 +32,6 @@ pub fn same_arguments(recorded: Option<&RawValue>, attempted: Option<&RawValue>)
     }
 }
 
-/// The length JavaScript would report for this text.
 /// The SHA-256 of `bytes`, as lowercase hex (preview digests, `files` content hashes).
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest as _;
@@ -42,6 +41,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The length JavaScript would report for this text.
 pub fn utf16_len(text: &str) -> usize {
     text.chars().map(char::len_utf16).sum()
 }
