@@ -5,6 +5,7 @@
 //! ratios, writes them as JSON; never asserts a time. Started by `bench/run`, which serves the reference.
 
 mod hosts;
+mod queue;
 
 use codemode::{Actor, BoxFuture, CallContext, Connector, ToolDescriptor};
 use connectors::{Home, HomeOptions};
@@ -689,6 +690,7 @@ fn print_and_save(rows: &[Row], labels: &[String], reps: usize, out: &Path) -> R
 fn usage() -> String {
     "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--store URL]… [--reps N] [--out FILE]\n       \
      codemode-bench hosts --store URL [--hosts N] [--seconds S]\n       \
+     codemode-bench queue [--runs N] [--calls M] [--reps R] [--wait SECONDS] [--keep DIR]\n       \
      (bench/run starts the reference server and a throwaway PostgreSQL and calls both; --ours-only times our\n       \
      side alone; each --store adds a column: the same workloads on that PostgreSQL store)"
         .into()
@@ -717,6 +719,25 @@ fn main() -> ExitCode {
                     flag("--seconds").and_then(|n| n.parse().ok()).unwrap_or(10),
                 ),
             }
+        }
+        Some("queue") => {
+            let flag = |name: &str, default: u64| {
+                args.iter()
+                    .position(|a| a == name)
+                    .and_then(|i| args.get(i + 1))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(default)
+            };
+            queue::run(
+                flag("--runs", 1000) as usize,
+                flag("--calls", 100) as usize,
+                flag("--reps", 9) as usize,
+                flag("--wait", 60),
+                args.iter()
+                    .position(|a| a == "--keep")
+                    .and_then(|i| args.get(i + 1))
+                    .map(Path::new),
+            )
         }
         Some("compare") => {
             let flag = |name: &str| {

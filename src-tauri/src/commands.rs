@@ -8,7 +8,8 @@ use codemode::{
 };
 use codemode_api::{
     AllowPreview, AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, MethodFlag,
-    PreviewView, RuntimeForm, ServerDraft, ShownCall, TemplateField, TestReport, TestTarget,
+    PreviewView, QueuedCall, RuntimeForm, ServerDraft, ShownCall, TemplateField, TestReport,
+    TestTarget,
 };
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
@@ -77,8 +78,17 @@ fn mcp_config(binary: &str, dir: &std::path::Path) -> String {
 }
 
 #[tauri::command]
-pub async fn pending(console: State<'_, Console>) -> CommandResult<Vec<ApprovalCard>> {
-    console.api().await?.approval_cards()
+pub async fn pending(console: State<'_, Console>) -> CommandResult<Vec<QueuedCall>> {
+    console.api().await?.approval_queue()
+}
+
+#[tauri::command]
+pub async fn approval_card(
+    console: State<'_, Console>,
+    id: String,
+    seq: u64,
+) -> CommandResult<ApprovalCard> {
+    console.api().await?.approval_card(&id, seq)
 }
 
 #[tauri::command]

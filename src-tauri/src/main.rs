@@ -81,6 +81,7 @@ fn main() {
         .invoke_handler(tauri::generate_handler![
             commands::overview,
             commands::pending,
+            commands::approval_card,
             commands::execution,
             commands::list_executions,
             commands::approve,

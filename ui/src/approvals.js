@@ -4,6 +4,7 @@
 import { app, call, refresh, explain } from "./core.js";
 
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
+/** @typedef {import('./types/QueuedCall').QueuedCall} QueuedCall */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
 import { h, clear, ago, clock, shortId, argumentLine, argumentTable, previewPane, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
 
@@ -13,8 +14,12 @@ const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
 export function approvalsView(root, options = {}) {
-  /** @type {ApprovalCard[]} */
+  /** The queue's rows: each call with its run's source and times, no code or log (docs/performance.md,
+   * "Lean reads"). @type {QueuedCall[]} */
   let cards = [];
+  /** Whole cards (the run's code and log) by key, each with the run's `updatedAt` it was read at: a run's card
+   * is read when it is first shown and again only when the run changed. */
+  const wholeCards = new Map();
   let selected = options.id || null;
   let busy = false;
   let message = null;
@@ -48,13 +53,28 @@ export function approvalsView(root, options = {}) {
   async function load() {
     cards = await call("pending");
     for (const key of previews.keys()) if (!cards.some((c) => keyOf(c) === key)) previews.delete(key);
+    for (const key of wholeCards.keys()) if (!cards.some((c) => keyOf(c) === key)) wholeCards.delete(key);
     for (const key of picked) if (!cards.some((c) => keyOf(c) === key)) picked.delete(key);
     if (!cards.some((c) => keyOf(c) === selected || c.action.executionId === selected)) {
       selected = cards.length ? keyOf(cards[0]) : null;
     } else if (!cards.some((c) => keyOf(c) === selected)) {
       selected = keyOf(cards.find((c) => c.action.executionId === selected));
     }
+    const entry = current();
+    if (entry) await loadWhole(entry);
     render();
+  }
+
+  /** The whole card of a queued call, read unless the one held was read at the run's current `updatedAt`. */
+  async function loadWhole(entry) {
+    const key = keyOf(entry);
+    const held = wholeCards.get(key);
+    if (held && held.updatedAt === entry.updatedAt) return;
+    try {
+      wholeCards.set(key, { updatedAt: entry.updatedAt, card: await call("approval_card", { id: entry.action.executionId, seq: entry.action.seq }) });
+    } catch (error) {
+      wholeCards.set(key, { updatedAt: entry.updatedAt, error: explain(error) });
+    }
   }
 
   function current() {
@@ -75,30 +95,36 @@ export function approvalsView(root, options = {}) {
 
   function render() {
     count.textContent = String(cards.length);
-    const list = JSON.stringify([cards.map((c) => [keyOf(c), c.action, c.execution.source, c.expiresAt]), selected, [...picked], busy, Math.floor(Date.now() / 60000)]);
+    const list = JSON.stringify([cards.map((c) => [keyOf(c), c.action, c.source, c.expiresAt]), selected, [...picked], busy, Math.floor(Date.now() / 60000)]);
     if (list !== listShown) {
       listShown = list;
       renderList();
     }
-    const card = current();
-    if (!card) {
+    const entry = current();
+    if (!entry) {
       detailShown = null;
       clear(detail, emptyState());
       return;
     }
-    loadPreview(card);
-    const shown = JSON.stringify([card, message, busy]);
+    loadPreview(entry);
+    const held = wholeCards.get(keyOf(entry));
+    if (!held || held.updatedAt !== entry.updatedAt) {
+      // Selected a moment ago: its card is read, then shown.
+      loadWhole(entry).then(() => { if (current() === entry) render(); });
+      if (!held) return;
+    }
+    const shown = JSON.stringify([held, message, busy]);
     if (shown === detailShown && detail.firstChild) return;
     detailShown = shown;
-    clear(detail, decision(card));
+    clear(detail, held.card ? decision(entry, held.card) : h("div.inline-error", held.error));
   }
 
   function renderList() {
     const items = cards.map((card) => {
-      const { action, execution, expiresAt } = card;
+      const { action, source, createdAt, expiresAt } = card;
       const key = keyOf(card);
       const left = expiresAt - Date.now();
-      const when = left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(execution.createdAt);
+      const when = left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(createdAt);
       const box = h("input.pick", { type: "checkbox", checked: picked.has(key), title: "Pick for a decision together (x)",
         onclick: (event) => { event.stopPropagation(); pick(key, event.shiftKey); } });
       return h(`div.card${key === selected ? ".selected" : ""}${picked.has(key) ? ".picked" : ""}`,
@@ -107,7 +133,7 @@ export function approvalsView(root, options = {}) {
         h("div.call", `${action.connector}.${action.method}`),
         // The API's rendering of the arguments (crates/api/src/display.rs): the target first, whole.
         h("div.preview", argumentLine(card.arguments) || "no arguments"),
-        h("div.meta", h("span", `${shortId(action.executionId)}${execution.source ? " · " + execution.source : ""}`), h("span", when)));
+        h("div.meta", h("span", `${shortId(action.executionId)}${source ? " · " + source : ""}`), h("span", when)));
     });
     clear(listBody, picked.size ? batchBar() : null, items);
   }
@@ -195,15 +221,16 @@ export function approvalsView(root, options = {}) {
           h("div.dim", "Or try the whole loop without an agent in the ", h("span.link", { onclick: () => app.open("playground") }, "Playground"), "."))));
   }
 
-  function decision(card) {
+  /** The detail of a queued call (`entry`) from its whole card. */
+  function decision(entry, card) {
     const { action, execution } = card;
     const earlier = execution.log.filter((e) => e.seq < action.seq);
     const nth = earlier.filter((e) => e.connector === action.connector && e.method === action.method).length;
     const line = callLine(execution.code, action.connector, action.method, nth);
     const approve = h("button.btn.approve#approve", { onclick: () => decide("approve"), disabled: busy }, "Approve", h("kbd", "a"));
     const reject = h("button.btn.reject#reject", { onclick: () => decide("reject"), disabled: busy }, "Reject", h("kbd", "r"));
-    const edit = h("button.btn#edit-approve", { onclick: () => editThenApprove(card), disabled: busy, title: "Edit the arguments, then approve" }, "Edit…", h("kbd", "e"));
-    const allow = h("button.btn#approve-allow", { onclick: () => approveAndAllow(card), disabled: busy, title: "Approve, and let calls like this one through from now on" }, "Approve and allow…", h("kbd", "A"));
+    const edit = h("button.btn#edit-approve", { onclick: () => editThenApprove(entry), disabled: busy, title: "Edit the arguments, then approve" }, "Edit…", h("kbd", "e"));
+    const allow = h("button.btn#approve-allow", { onclick: () => approveAndAllow(entry), disabled: busy, title: "Approve, and let calls like this one through from now on" }, "Approve and allow…", h("kbd", "A"));
     // The agent reads the reason in the run's error ("… rejected by user: <reason>"); kept across re-renders.
     const reason = h("input.text.reason#reject-reason", {
       type: "text", placeholder: "Reason for the agent (optional)", value: reasons.get(keyOf(card)) || "", maxLength: 4000, list: "reason-presets",
@@ -224,8 +251,8 @@ export function approvalsView(root, options = {}) {
             execution.source ? h("span", `from ${execution.source}`) : null,
             execution.host ? hostLabel(execution.host) : null,
             action.askedBy ? h("span#asked-by", `asked by rule ${action.askedBy}`) : null,
-            execution.source && cards.filter((c) => c.execution.source === execution.source).length > 1
-              ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.execution.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
+            execution.source && cards.filter((c) => c.source === execution.source).length > 1
+              ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
         h("div.actions.decide", reason, reject, edit, allow, approve),
         h("datalist#reason-presets", PRESET_REASONS.map((r) => h("option", { value: r })))),
       message ? h("div.inline-error#decision-error", message) : null,
@@ -303,7 +330,7 @@ export function approvalsView(root, options = {}) {
     const { executionId, connector, method, seq, digest } = card.action;
     // The values as the connector reads them, which are what the rule will be matched against.
     const args = card.action.canonical ?? card.action.args;
-    const source = card.execution.source;
+    const source = card.source;
     const callInput = h("input.text.mono#allow-call", { value: `${connector}.${method}` });
     const fields = args && typeof args === "object" && !Array.isArray(args) ? Object.entries(args) : [];
     const rows = fields.map(([name, value]) => {

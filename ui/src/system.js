@@ -26,6 +26,7 @@ export function settingsView(root) {
       memoryLimitMb: field("setting-memory", r.memoryLimitMb, "number"),
       pausedTtl: field("setting-ttl", r.pausedTtl),
       expirySweepMinutes: field("setting-sweep", r.expirySweepMinutes, "number"),
+      keepDecidedFor: field("setting-keep-decided", r.keepDecidedFor),
     };
     const message = h("div");
     const save = h("button.btn.primary#save-runtime", { onclick: async () => {
@@ -38,6 +39,7 @@ export function settingsView(root) {
           memoryLimitMb: Number(inputs.memoryLimitMb.value),
           pausedTtl: inputs.pausedTtl.value.trim(),
           expirySweepMinutes: Number(inputs.expirySweepMinutes.value),
+          keepDecidedFor: inputs.keepDecidedFor.value.trim(),
         } });
         clear(message);
         toast("Saved to connectors.json");
@@ -79,6 +81,7 @@ export function settingsView(root) {
             h("label", { for: "setting-memory" }, "Memory limit (MiB)"), inputs.memoryLimitMb, h("span.help", "Per sandbox worker."),
             h("label", { for: "setting-ttl" }, "Paused runs expire after"), inputs.pausedTtl, h("span.help", "e.g. 90m, 24h, 7d — then they are rejected."),
             h("label", { for: "setting-sweep" }, "Expiry sweep (minutes)"), inputs.expirySweepMinutes, h("span.help", "How often expired paused runs are looked for."),
+            h("label", { for: "setting-keep-decided" }, "Keep decided runs for"), inputs.keepDecidedFor, h("span.help", "A run a person decided, or whose approved call ran or was undone, is kept this long (e.g. 90d) whatever the count above says."),
             h("span"), h("span", save), h("span.help", "Written to connectors.json, which the CLI and codemode mcp read too.")),
           message)),
       h("div.section", h("div.section-head", "On this desktop"),

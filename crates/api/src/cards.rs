@@ -1,11 +1,31 @@
-//! The approval queue as a person reviews it: one card per pending call, with the program that makes it and
-//! the calls before it, all read in one query.
+//! The approval queue as a person reviews it: a light row per pending call for the list (no run's code or log
+//! is read), and the whole card — the program that makes the call and the calls before it — for the one call
+//! the person looks at (docs/performance.md, "Lean reads").
 
-use codemode::{EntryState, ExecutionState, PendingAction};
+use codemode::{EntryState, ExecutionState, PendingAction, WaitingCall};
 use serde::Serialize;
 use std::time::Duration;
 
-/// One pending call and the run it belongs to.
+/// One pending call as the queue lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedCall {
+    pub action: PendingAction,
+    /// The call's arguments as every surface shows them ([`crate::display::argument_rows`]).
+    pub arguments: Vec<crate::ArgumentRow>,
+    /// The run's source (who started it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When the run started (epoch ms).
+    pub created_at: i64,
+    /// When the run last changed (epoch ms): a front end re-reads the run's [`ApprovalCard`] only when this
+    /// (or the call) changed.
+    pub updated_at: i64,
+    /// When the run will be expired (epoch ms), given the configured paused TTL.
+    pub expires_at: i64,
+}
+
+/// One pending call and the run it belongs to, whole.
 #[derive(Debug, Clone, PartialEq, Serialize, ts_rs::TS)]
 #[serde(rename_all = "camelCase")]
 pub struct ApprovalCard {
@@ -19,28 +39,39 @@ pub struct ApprovalCard {
     pub expires_at: i64,
 }
 
-/// A card for every pending call of the paused runs (newest run first, calls in order).
-pub(crate) fn cards(paused: Vec<ExecutionState>, ttl: Duration) -> Vec<ApprovalCard> {
-    let ttl = ttl.as_millis().min(i64::MAX as u128) as i64;
-    let mut cards = Vec::new();
-    for execution in paused {
-        let actions: Vec<PendingAction> = execution
-            .log
-            .iter()
-            .filter(|e| e.state == EntryState::Pending)
-            .map(|e| PendingAction::of(&execution.id, e))
-            .collect();
-        for action in actions {
-            cards.push(ApprovalCard {
-                expires_at: execution.updated_at.saturating_add(ttl),
-                arguments: crate::display::argument_rows(
-                    action.args.as_ref(),
-                    action.canonical.as_ref(),
-                ),
-                action,
-                execution: execution.clone(),
-            });
-        }
-    }
-    cards
+fn expires_at(updated_at: i64, ttl: Duration) -> i64 {
+    updated_at.saturating_add(ttl.as_millis().min(i64::MAX as u128) as i64)
+}
+
+/// The queue's rows, newest run first, calls in order.
+pub(crate) fn queue(waiting: Vec<WaitingCall>, ttl: Duration) -> Vec<QueuedCall> {
+    waiting
+        .into_iter()
+        .map(|w| QueuedCall {
+            arguments: crate::display::argument_rows(
+                w.action.args.as_ref(),
+                w.action.canonical.as_ref(),
+            ),
+            action: w.action,
+            source: w.source,
+            created_at: w.created_at,
+            updated_at: w.updated_at,
+            expires_at: expires_at(w.updated_at, ttl),
+        })
+        .collect()
+}
+
+/// The card of call `seq` of a paused run, if that call waits.
+pub(crate) fn card(execution: ExecutionState, seq: u64, ttl: Duration) -> Option<ApprovalCard> {
+    let entry = execution
+        .log
+        .iter()
+        .find(|e| e.seq == seq && e.state == EntryState::Pending)?;
+    let action = PendingAction::of(&execution.id, entry);
+    Some(ApprovalCard {
+        expires_at: expires_at(execution.updated_at, ttl),
+        arguments: crate::display::argument_rows(action.args.as_ref(), action.canonical.as_ref()),
+        action,
+        execution,
+    })
 }

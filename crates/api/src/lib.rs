@@ -19,7 +19,7 @@ pub mod types;
 mod wait;
 
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
-pub use cards::ApprovalCard;
+pub use cards::{ApprovalCard, QueuedCall};
 pub use deciding::{
     AllowPreview, AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach, ShownCall,
 };
@@ -95,6 +95,12 @@ impl Api {
     pub async fn run(&self, code: &str, source: &str) -> Result<Outcome, ApiError> {
         self.usable()?;
         Ok(self.home.runtime.execute_from(code, Some(source)).await?)
+    }
+
+    /// `outcome` with its run's calls, read now if it was made without them (a host opened with
+    /// `outcome_calls` off reads them only when a front end is asked for them).
+    pub fn with_calls(&self, outcome: Outcome) -> Result<Outcome, ApiError> {
+        Ok(self.home.runtime.with_calls(outcome)?)
     }
 
     /// Approves the pending call of a paused run and resumes it; with `edited` arguments the call runs with
@@ -358,10 +364,27 @@ impl Api {
         Ok(previews)
     }
 
-    /// The approval queue: a card per pending call with its run's code and log, read in one query.
-    pub fn approval_cards(&self) -> Result<Vec<ApprovalCard>, ApiError> {
-        let paused = self.home.runtime.paused_executions()?;
-        Ok(cards::cards(paused, self.home.settings.paused_ttl))
+    /// The approval queue: a row per pending call of the paused runs, newest run first, read in one query
+    /// without any run's code or log.
+    pub fn approval_queue(&self) -> Result<Vec<QueuedCall>, ApiError> {
+        let waiting = self.home.runtime.waiting_calls()?;
+        Ok(cards::queue(waiting, self.home.settings.paused_ttl))
+    }
+
+    /// The whole card of waiting call `seq` of run `id`: its run's code and log. `stale` when that call is
+    /// not waiting (any more).
+    pub fn approval_card(&self, id: &str, seq: u64) -> Result<ApprovalCard, ApiError> {
+        let execution = self
+            .home
+            .runtime
+            .execution(id)?
+            .ok_or_else(|| ApiError::no_execution(id))?;
+        cards::card(execution, seq, self.home.settings.paused_ttl).ok_or_else(|| {
+            ApiError::refused(codemode::Refusal::NotWaiting {
+                run: id.to_owned(),
+                seq,
+            })
+        })
     }
 
     /// Every connector with its methods, in one shape for every front end. MCP servers that have not started

@@ -17,6 +17,9 @@ pub struct RuntimeForm {
     /// `0s`, `90m`, `24h`, `7d`.
     pub paused_ttl: String,
     pub expiry_sweep_minutes: u64,
+    /// How long a run holding a record (a decision, an applied gated call, a revert) is kept whatever
+    /// `max_executions` says: `90d`, `24h`.
+    pub keep_decided_for: String,
 }
 
 impl From<&RuntimeSettings> for RuntimeForm {
@@ -28,6 +31,7 @@ impl From<&RuntimeSettings> for RuntimeForm {
             memory_limit_mb: settings.memory_limit_mb,
             paused_ttl: config::format_age(settings.paused_ttl),
             expiry_sweep_minutes: settings.expiry_sweep.as_secs() / 60,
+            keep_decided_for: config::format_age(settings.keep_decided_for),
         }
     }
 }
@@ -41,6 +45,12 @@ impl RuntimeForm {
                 self.paused_ttl
             ))
         })?;
+        let keep_decided_for = config::parse_age_text(&self.keep_decided_for).ok_or_else(|| {
+            ApiError::invalid_args(format!(
+                "keepDecidedFor \"{}\" is not a duration such as 90d, 24h or 0s",
+                self.keep_decided_for
+            ))
+        })?;
         Ok(RuntimeSettings {
             name: self.name.clone(),
             max_executions: self.max_executions,
@@ -48,6 +58,7 @@ impl RuntimeForm {
             memory_limit_mb: self.memory_limit_mb,
             paused_ttl,
             expiry_sweep: Duration::from_secs(self.expiry_sweep_minutes.saturating_mul(60)),
+            keep_decided_for,
         })
     }
 }

@@ -132,16 +132,16 @@ async fn decisions_approve_reject_and_wait() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn approval_cards_come_from_one_query_with_code_and_earlier_calls() {
+async fn the_queue_lists_calls_without_their_runs_and_a_card_brings_code_and_earlier_calls() {
     let api = open(&fresh_dir("cards")).await;
-    assert!(api.approval_cards().expect("cards").is_empty());
+    assert!(api.approval_queue().expect("queue").is_empty());
     let first = paused_id(&api.run(LIST_THEN_WRITE, "first").await.expect("runs"));
     let second = paused_id(&api.run(LIST_THEN_WRITE, "second").await.expect("runs"));
     let done = api.run("async () => 1", "done").await.expect("runs");
     assert_eq!(done.status(), "completed");
 
-    let cards = api.approval_cards().expect("cards");
-    let ids: Vec<&str> = cards
+    let queue = api.approval_queue().expect("queue");
+    let ids: Vec<&str> = queue
         .iter()
         .map(|c| c.action.execution_id.as_str())
         .collect();
@@ -150,7 +150,13 @@ async fn approval_cards_come_from_one_query_with_code_and_earlier_calls() {
         vec![second.as_str(), first.as_str()],
         "newest run first"
     );
-    let card = &cards[0];
+    assert_eq!(queue[0].source.as_deref(), Some("second"));
+    let card = &api
+        .approval_card(&second, queue[0].action.seq)
+        .expect("card");
+    assert_eq!(card.action, queue[0].action);
+    assert_eq!(card.arguments, queue[0].arguments);
+    assert_eq!(card.expires_at, queue[0].expires_at);
     assert_eq!(
         (
             card.action.seq,
@@ -175,10 +181,16 @@ async fn approval_cards_come_from_one_query_with_code_and_earlier_calls() {
     let ttl = api.settings().paused_ttl.as_millis() as i64;
     assert_eq!(card.expires_at, card.execution.updated_at + ttl);
     // The same pending calls as the runtime lists them, in the same order.
-    let pending: Vec<PendingAction> = cards.iter().map(|c| c.action.clone()).collect();
+    let pending: Vec<PendingAction> = queue.iter().map(|c| c.action.clone()).collect();
     assert_eq!(pending, api.pending(None).expect("pending"));
     let shown = serde_json::to_value(card).expect("serialises");
     assert!(shown.get("expiresAt").is_some() && shown["execution"]["log"].is_array());
+    // A call that no longer waits has no card: the window says so instead of showing an old one.
+    api.reject(&second, 1, Actor::Api, None)
+        .await
+        .expect("rejects");
+    let gone = api.approval_card(&second, 1).expect_err("not waiting");
+    assert_eq!(gone.code, ErrorCode::Stale);
     api.shutdown().await;
 }
 
@@ -252,7 +264,7 @@ async fn a_broken_config_refuses_every_mutation_with_config_and_reads_still_work
         api.execution(&id).expect("reads").status,
         ExecutionStatus::Paused
     );
-    assert_eq!(api.approval_cards().expect("cards").len(), 1);
+    assert_eq!(api.approval_queue().expect("queue").len(), 1);
     assert_eq!(api.pending(None).expect("pending").len(), 1);
     assert_eq!(
         api.executions(&ExecutionQuery::default())
@@ -359,11 +371,25 @@ async fn runtime_settings_are_read_and_written_through_connectors_json() {
         ErrorCode::InvalidArgs
     );
     form.paused_ttl = "90m".to_owned();
+    // How long decided runs are kept is set in the same form (docs/design.md, "Retention").
+    assert_eq!(form.keep_decided_for, "90d");
+    form.keep_decided_for = "forever".to_owned();
+    let refused = api
+        .save_runtime_settings(&form)
+        .expect_err("not a duration");
+    assert_eq!(refused.code, ErrorCode::InvalidArgs);
+    assert!(
+        refused.message.contains("keepDecidedFor"),
+        "{}",
+        refused.message
+    );
+    form.keep_decided_for = "30d".to_owned();
     api.save_runtime_settings(&form).expect("saved");
     api.shutdown().await;
     drop(api);
     let reopened = open(&dir).await;
     assert_eq!(reopened.runtime_settings().paused_ttl, "90m");
+    assert_eq!(reopened.runtime_settings().keep_decided_for, "30d");
     assert_eq!(reopened.sweep_interval(), Duration::from_secs(600));
     reopened.shutdown().await;
 }

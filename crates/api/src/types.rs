@@ -23,6 +23,7 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     let config = Config::new().with_out_dir(dir).with_large_int("number");
     ApiError::export_all(&config)?;
     ApprovalCard::export_all(&config)?;
+    crate::QueuedCall::export_all(&config)?;
     ConnectorInfo::export_all(&config)?;
     PreviewView::export_all(&config)?;
     DecisionResult::export_all(&config)?;

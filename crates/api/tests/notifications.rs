@@ -98,8 +98,15 @@ async fn a_long_first_argument_cannot_push_the_path_out_of_the_notification() {
     );
     assert!(card.body.chars().count() < 300, "{}", card.body);
     // The window's card: the same rows.
-    let cards = api.approval_cards().expect("cards");
-    let rows = &cards[0].arguments;
+    let queue = api.approval_queue().expect("queue");
+    let rows = &queue[0].arguments;
+    let card = api
+        .approval_card(&queue[0].action.execution_id, queue[0].action.seq)
+        .expect("card");
+    assert_eq!(
+        &card.arguments, rows,
+        "the list and the card show the same rows"
+    );
     assert_eq!(
         (
             rows[0].key.as_str(),

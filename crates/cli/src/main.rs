@@ -265,6 +265,8 @@ async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     let options = HomeOptions {
         keep_warm: long_lived,
         serve_host: long_lived,
+        // A command's JSON outcome lists the calls; `codemode mcp` reads them only for `includeCalls`.
+        outcome_calls: !long_lived,
         ..HomeOptions::default()
     };
     let home = Home::open(&dir, options.clone()).await?;

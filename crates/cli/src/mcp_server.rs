@@ -3,7 +3,7 @@
 //! that shares the database. Only protocol goes to stdout; diagnostics go to stderr.
 
 use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
-use codemode_api::{Api, ApiError, FollowingApi, bound_outcome};
+use codemode_api::{Api, ApiError, FollowingApi, WaitOutcome, bound_outcome};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, Implementation, InitializeRequestParams, JsonObject, ListToolsResult,
@@ -106,7 +106,11 @@ impl CodemodeServer {
             Some(name) => codemode::sources::client_source(name),
             None => "mcp".to_owned(),
         };
-        match api.run(code, &source).await {
+        let ran = match api.run(code, &source).await {
+            Ok(outcome) if include_calls => api.with_calls(outcome),
+            ran => ran,
+        };
+        match ran {
             Ok(outcome) => answer(
                 &api,
                 serde_json::to_value(&outcome).unwrap_or(Value::Null),
@@ -146,6 +150,12 @@ impl CodemodeServer {
         let waited = tokio::select! {
             waited = api.wait(id, timeout) => waited,
             () = context.ct.cancelled() => api.wait(id, Duration::ZERO).await,
+        };
+        let waited = match waited {
+            Ok(WaitOutcome::Outcome(outcome)) if include_calls => {
+                api.with_calls(outcome).map(WaitOutcome::Outcome)
+            }
+            waited => waited,
         };
         match waited {
             Ok(waited) => answer(

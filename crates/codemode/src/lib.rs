@@ -32,7 +32,7 @@ pub use executor::{
 pub use model::{
     Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
-    RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, args_digest,
+    RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, WaitingCall, args_digest,
 };
 pub use refusal::{Operation, Refusal, RefusalKind};
 pub use rules::{Effect, Rule, RuleError, Verdict};

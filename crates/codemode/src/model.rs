@@ -530,6 +530,21 @@ pub struct PendingAction {
     pub confirm_in_app: bool,
 }
 
+/// A waiting call with what the queue shows of its run, read without the run's code or log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct WaitingCall {
+    pub action: PendingAction,
+    /// The run's source (who started it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// When the run started (epoch ms).
+    pub created_at: i64,
+    /// When the run last changed (epoch ms): the queue re-reads a run's whole card only when this moves.
+    pub updated_at: i64,
+}
+
 impl PendingAction {
     /// The waiting call `entry` of run `execution_id`.
     pub fn of(execution_id: &str, entry: &ToolLogEntry) -> Self {

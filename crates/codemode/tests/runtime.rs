@@ -85,6 +85,41 @@ async fn a_read_only_call_completes() {
     assert_eq!(stored.result, Some(json!(42)));
 }
 
+/// A host that shows calls only on request (the app; `codemode mcp` without `includeCalls`) gets outcomes
+/// without them, and the same calls when it asks.
+#[tokio::test(flavor = "multi_thread")]
+async fn outcomes_without_calls_read_them_only_when_asked() {
+    let items = Items::new();
+    let lean = RuntimeOptions {
+        outcome_calls: false,
+        ..options()
+    };
+    let runtime = open_with(&temp_db(), lean, vec![items.clone()]).await;
+    let paused = runtime.execute(CREATE).await.unwrap();
+    assert_eq!(paused.status(), "paused");
+    assert!(json_of(&paused).get("calls").is_none());
+    let asked = json_of(&runtime.with_calls(paused.clone()).unwrap());
+    assert_eq!(asked["calls"][0]["method"], "list_items");
+    assert_eq!(asked["calls"][1]["state"], "pending");
+    let id = paused.execution_id().to_owned();
+    let done = runtime.approve(&id, Actor::Console, None).await.unwrap();
+    assert_eq!(done.status(), "completed");
+    assert!(json_of(&done).get("calls").is_none());
+    let asked = json_of(&runtime.with_calls(done).unwrap());
+    assert_eq!(asked["calls"][1]["state"], "applied");
+    assert_eq!(asked["calls"][1]["decidedBy"], "console");
+    let failed = runtime
+        .execute("async () => { await items.list_items(); throw new Error('no'); }")
+        .await
+        .unwrap();
+    assert_eq!(failed.status(), "error");
+    assert!(json_of(&failed).get("calls").is_none());
+    assert_eq!(
+        json_of(&runtime.with_calls(failed).unwrap())["calls"][0]["method"],
+        "list_items"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_unknown_global_names_the_available_ones() {
     let runtime = open(&temp_db(), &Items::new()).await;

@@ -44,9 +44,6 @@ pub struct Config {
     /// `runtime.store`: a PostgreSQL URL every host of a team names (docs/shared-store.md); the data
     /// directory's SQLite file when absent. `$CODEMODE_STORE` overrides it.
     pub store: Option<String>,
-    /// `runtime.keepDecidedFor`: how long a run holding a record (a person's or expiry's decision, an applied
-    /// gated call, a revert) is kept whatever `maxExecutions` says (docs/design.md, "Retention").
-    pub keep_decided_for: Duration,
 }
 
 /// `runtime.maxOutputChars` when the file does not set it: the reference's 24,000 characters.
@@ -62,6 +59,9 @@ pub struct RuntimeSettings {
     pub memory_limit_mb: u64,
     pub paused_ttl: Duration,
     pub expiry_sweep: Duration,
+    /// `runtime.keepDecidedFor`: how long a run holding a record (a person's or expiry's decision, an applied
+    /// gated call, a revert) is kept whatever `maxExecutions` says (docs/design.md, "Retention").
+    pub keep_decided_for: Duration,
 }
 
 impl Default for RuntimeSettings {
@@ -73,6 +73,7 @@ impl Default for RuntimeSettings {
             memory_limit_mb: 512,
             paused_ttl: Duration::from_secs(24 * 3600),
             expiry_sweep: Duration::from_secs(600),
+            keep_decided_for: codemode::Retention::DEFAULT_KEEP_DECIDED_FOR,
         }
     }
 }
@@ -293,7 +294,7 @@ pub fn load(data_dir: &Path) -> Result<Config, ConfigError> {
 }
 
 /// The `runtime` block's fields as the file spells them.
-pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Value); 6] {
+pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Value); 7] {
     [
         ("name", Value::from(settings.name.clone())),
         ("maxExecutions", Value::from(settings.max_executions)),
@@ -306,6 +307,10 @@ pub(crate) fn runtime_fields(settings: &RuntimeSettings) -> [(&'static str, Valu
         (
             "expirySweepMinutes",
             Value::from(settings.expiry_sweep.as_secs() / 60),
+        ),
+        (
+            "keepDecidedFor",
+            Value::from(format_age(settings.keep_decided_for)),
         ),
     ]
 }
@@ -490,19 +495,6 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             }
         },
     };
-    let keep_decided_for = match raw
-        .runtime
-        .as_ref()
-        .and_then(|r| r.keep_decided_for.as_ref())
-    {
-        None => codemode::Retention::DEFAULT_KEEP_DECIDED_FOR,
-        Some(value) => parse_age(value).ok_or_else(|| {
-            in_runtime(
-                "keepDecidedFor",
-                "keepDecidedFor must be a duration such as \"90d\", \"24h\" or \"0s\"".to_owned(),
-            )
-        })?,
-    };
     let runtime = match raw.runtime {
         None => defaults,
         Some(r) => RuntimeSettings {
@@ -531,6 +523,16 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                             "expirySweepMinutes is too large".to_owned(),
                         )
                     })?,
+            },
+            keep_decided_for: match r.keep_decided_for {
+                None => defaults.keep_decided_for,
+                Some(value) => parse_age(&value).ok_or_else(|| {
+                    in_runtime(
+                        "keepDecidedFor",
+                        "keepDecidedFor must be a duration such as \"90d\", \"24h\" or \"0s\""
+                            .to_owned(),
+                    )
+                })?,
             },
         },
     };
@@ -668,7 +670,6 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         rules,
         max_output_chars,
         store,
-        keep_decided_for,
     })
 }
 

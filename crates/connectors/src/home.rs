@@ -106,6 +106,10 @@ pub struct HomeOptions {
     /// Connectors the host brings itself (an embedder's in-process services), after those of
     /// `connectors.json`.
     pub extra_connectors: Vec<Arc<dyn Connector>>,
+    /// Outcomes carry the run's calls, read when a pass ends (the `codemode` command line's JSON shows them).
+    /// Off, a front end that is asked for them reads them then ([`codemode::Runtime::with_calls`]; the app
+    /// never shows them, `codemode mcp` only with `includeCalls`).
+    pub outcome_calls: bool,
 }
 
 /// An opened data directory. A broken `connectors.json` does not stop it from opening: the runtime then has
@@ -156,16 +160,13 @@ impl Home {
         let mut runtime_options = RuntimeOptions {
             name: settings.name.clone(),
             max_executions: settings.max_executions,
-            keep_decided_for: config
-                .as_ref()
-                .map_or(codemode::Retention::DEFAULT_KEEP_DECIDED_FOR, |c| {
-                    c.keep_decided_for
-                }),
+            keep_decided_for: settings.keep_decided_for,
             timeout: settings.timeout,
             memory_limit_mb: settings.memory_limit_mb,
             keep_warm: options.keep_warm,
             worker: options.worker,
             rules: config.as_ref().map(|c| c.rules.clone()).unwrap_or_default(),
+            outcome_calls: options.outcome_calls,
             ..RuntimeOptions::default()
         };
         if let Some(clock) = options.clock {

@@ -358,6 +358,7 @@ fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
     let settings = config::RuntimeSettings {
         max_executions: 7,
         paused_ttl: std::time::Duration::from_secs(90 * 60),
+        keep_decided_for: std::time::Duration::from_secs(7 * 24 * 3600),
         ..config::RuntimeSettings::default()
     };
     connectors::editing::save_runtime_settings(&dir, &settings).unwrap();
@@ -365,6 +366,7 @@ fn runtime_settings_are_written_back_keeping_the_rest_of_the_file() {
     assert_eq!(loaded.runtime, settings);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("\"pausedTtl\": \"90m\""), "{text}");
+    assert!(text.contains("\"keepDecidedFor\": \"7d\""), "{text}");
     assert!(text.contains("s3cret"), "the rest of the file is kept");
     assert_eq!(loaded.connectors.len(), 2);
     use std::os::unix::fs::PermissionsExt;
@@ -493,17 +495,20 @@ fn a_shared_store_is_a_postgresql_url_in_runtime_store() {
 fn keep_decided_for_is_a_duration_that_defaults_to_ninety_days() {
     let default = parsed(r#"{"runtime": {"maxExecutions": 50}}"#).unwrap();
     assert_eq!(
-        default.keep_decided_for,
+        default.runtime.keep_decided_for,
         Duration::from_secs(90 * 24 * 3600)
     );
     assert_eq!(
-        parsed("{}").unwrap().keep_decided_for,
+        parsed("{}").unwrap().runtime.keep_decided_for,
         Duration::from_secs(90 * 24 * 3600)
     );
     let week = parsed(r#"{"runtime": {"keepDecidedFor": "7d"}}"#).unwrap();
-    assert_eq!(week.keep_decided_for, Duration::from_secs(7 * 24 * 3600));
+    assert_eq!(
+        week.runtime.keep_decided_for,
+        Duration::from_secs(7 * 24 * 3600)
+    );
     let millis = parsed(r#"{"runtime": {"keepDecidedFor": 1500}}"#).unwrap();
-    assert_eq!(millis.keep_decided_for, Duration::from_millis(1500));
+    assert_eq!(millis.runtime.keep_decided_for, Duration::from_millis(1500));
     let wrong = parsed("{\n  \"runtime\": { \"keepDecidedFor\": \"forever\" }\n}").unwrap_err();
     assert_eq!(
         wrong.message,

@@ -4,7 +4,7 @@ import type { ExecutionState } from "./ExecutionState";
 import type { PendingAction } from "./PendingAction";
 
 /**
- * One pending call and the run it belongs to.
+ * One pending call and the run it belongs to, whole.
  */
 export type ApprovalCard = { action: PendingAction, 
 /**

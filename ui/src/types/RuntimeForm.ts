@@ -7,4 +7,9 @@ export type RuntimeForm = { name: string, maxExecutions: number, timeoutMs: numb
 /**
  * `0s`, `90m`, `24h`, `7d`.
  */
-pausedTtl: string, expirySweepMinutes: number, };
+pausedTtl: string, expirySweepMinutes: number, 
+/**
+ * How long a run holding a record (a decision, an applied gated call, a revert) is kept whatever
+ * `max_executions` says: `90d`, `24h`.
+ */
+keepDecidedFor: string, };

@@ -31,6 +31,10 @@ pub struct RuntimeOptions {
     /// Serve as that host: beat its heart and resume the runs other hosts approve for it. For long-lived
     /// processes (the app, `codemode mcp`); a one-shot command leaves it to them.
     pub serve_host: bool,
+    /// Whether an [`Outcome`] carries the run's calls (`calls`), read from the log when the pass ends. On by
+    /// default, as the reference answers; hosts whose front ends ask for calls only sometimes turn it off and
+    /// read them on request ([`Runtime::with_calls`]; docs/performance.md, "Lean reads").
+    pub outcome_calls: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -49,6 +53,7 @@ impl Default for RuntimeOptions {
             rules: Vec::new(),
             host: None,
             serve_host: false,
+            outcome_calls: true,
         }
     }
 }

@@ -110,7 +110,8 @@ impl Runtime {
             return Err(broken);
         }
         // A new run whose pass recorded nothing has no calls to read back.
-        let read_log = begun.is_none() || logged;
+        let outcome_calls = self.inner.options.outcome_calls;
+        let read_log = outcome_calls && (begun.is_none() || logged);
         if let Some(begun) = begun {
             self.forget(&begun?).await;
         }
@@ -158,7 +159,7 @@ impl Runtime {
                         execution_id: id.to_owned(),
                         result,
                         logs: (!logs.is_empty()).then_some(logs),
-                        calls: Some(calls),
+                        calls: outcome_calls.then_some(calls),
                     });
                 }
                 // No longer running (paused, failed or reclaimed meanwhile): the store says how it ended.
@@ -265,7 +266,7 @@ impl Runtime {
         Ok(Outcome::Paused {
             execution_id: id.to_owned(),
             pending: store.pending(Some(id))?,
-            calls: Some(store.execution(id)?.map(|e| e.log).unwrap_or_default()),
+            calls: self.outcome_log(id)?,
         })
     }
 
@@ -280,14 +281,22 @@ impl Runtime {
             execution_id: id.to_owned(),
             error,
             logs: None,
-            calls: Some(
-                self.inner
-                    .store
-                    .execution(id)?
-                    .map(|e| e.log)
-                    .unwrap_or_default(),
-            ),
+            calls: self.outcome_log(id)?,
         })
+    }
+
+    /// A run's calls for its outcome, when outcomes carry them ([`RuntimeOptions::outcome_calls`]).
+    pub(super) fn outcome_log(&self, id: &str) -> Result<Option<Vec<ToolLogEntry>>, RuntimeError> {
+        if !self.inner.options.outcome_calls {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.inner
+                .store
+                .execution(id)?
+                .map(|e| e.log)
+                .unwrap_or_default(),
+        ))
     }
 
     pub(super) async fn pass_end(&self, id: &str, status: ExecutionStatus) {

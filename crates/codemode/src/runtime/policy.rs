@@ -249,16 +249,17 @@ impl Runtime {
             .store
             .pending_with_source(None)?
             .into_iter()
-            .filter(|(waiting, source)| {
-                let path = format!("{}.{}", waiting.connector, waiting.method);
+            .filter(|waiting| {
+                let call = &waiting.action;
+                let path = format!("{}.{}", call.connector, call.method);
                 rule.matches(&crate::rules::Call {
                     path: &path,
-                    args: waiting.canonical.as_ref().or(waiting.args.as_ref()),
-                    source: source.as_deref(),
+                    args: call.canonical.as_ref().or(call.args.as_ref()),
+                    source: waiting.source.as_deref(),
                     now,
                 })
             })
-            .map(|(waiting, _)| waiting)
+            .map(|waiting| waiting.action)
             .collect())
     }
 

@@ -10,15 +10,10 @@ impl Runtime {
             ExecutionStatus::Completed => Outcome::Completed {
                 result: execution.result,
                 logs: execution.logs,
-                calls: Some(match execution.log.is_empty() {
-                    true => self
-                        .inner
-                        .store
-                        .execution(&id)?
-                        .map(|e| e.log)
-                        .unwrap_or_default(),
-                    false => execution.log,
-                }),
+                calls: match execution.log.is_empty() {
+                    true => self.outcome_log(&id)?,
+                    false => self.inner.options.outcome_calls.then_some(execution.log),
+                },
                 execution_id: id,
             },
             ExecutionStatus::RolledBack => Outcome::early_error(id, "Execution was rolled back"),
@@ -27,6 +22,19 @@ impl Runtime {
             }
             ExecutionStatus::Paused => self.paused_outcome(&id)?,
         })
+    }
+
+    /// `outcome` with its run's calls, read now when the outcome was made without them
+    /// ([`RuntimeOptions::outcome_calls`] off): for a front end asked to show them.
+    pub fn with_calls(&self, mut outcome: Outcome) -> Result<Outcome, RuntimeError> {
+        let id = outcome.execution_id().to_owned();
+        let (Outcome::Completed { calls, .. }
+        | Outcome::Paused { calls, .. }
+        | Outcome::Error { calls, .. }) = &mut outcome;
+        if calls.is_none() {
+            *calls = self.inner.store.execution(&id)?.map(|e| e.log);
+        }
+        Ok(outcome)
     }
 
     /// Waits for the store to change after `token` (a [`Runtime::change_token`]), up to `timeout`: woken by
@@ -38,6 +46,12 @@ impl Runtime {
     /// Pending calls of paused runs, newest first; with an id, only that run's.
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, RuntimeError> {
         Ok(self.inner.store.pending(id)?)
+    }
+
+    /// Pending calls of paused runs with their runs' source and times, newest run first: the approval queue,
+    /// read without any run's code or log.
+    pub fn waiting_calls(&self) -> Result<Vec<crate::WaitingCall>, RuntimeError> {
+        Ok(self.inner.store.pending_with_source(None)?)
     }
 
     /// Executions newest first, with their logs.

@@ -8,7 +8,8 @@ use super::runs::of_runtime;
 use super::sql::{Dialect, args};
 use super::{Store, StoreError};
 use crate::model::{
-    ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, ExecutionSummary, PendingAction,
+    ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, ExecutionSummary,
+    PendingAction, WaitingCall,
 };
 use crate::protocol::ReplayEntry;
 use serde_json::Value;
@@ -249,25 +250,23 @@ impl Store {
         Ok(self
             .pending_with_source(id)?
             .into_iter()
-            .map(|(call, _)| call)
+            .map(|waiting| waiting.action)
             .collect())
     }
 
-    /// [`Store::pending`], each call with its run's source: what a rule reads of a waiting call.
-    pub fn pending_with_source(
-        &self,
-        id: Option<&str>,
-    ) -> Result<Vec<(PendingAction, Option<String>)>, StoreError> {
+    /// [`Store::pending`], each call with its run's source and times: what a rule reads of a waiting call, and
+    /// what the approval queue lists (no run's code or log is read: docs/performance.md, "Lean reads").
+    pub fn pending_with_source(&self, id: Option<&str>) -> Result<Vec<WaitingCall>, StoreError> {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
-                        l.asked_by, l.confirm_in_app, e.source
+                        l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
             connection.query_map(sql, args![self.runtime, id], |row| {
                 let args = parse_json(row.get::<Option<String>>(4)?);
-                let call = PendingAction {
+                let action = PendingAction {
                     execution_id: row.get(0)?,
                     seq: row.get::<i64>(1)? as u64,
                     connector: row.get(2)?,
@@ -279,7 +278,12 @@ impl Store {
                     asked_by: row.get(7)?,
                     confirm_in_app: row.get(8)?,
                 };
-                Ok((call, row.get(9)?))
+                Ok(WaitingCall {
+                    action,
+                    source: row.get(9)?,
+                    created_at: row.get(10)?,
+                    updated_at: row.get(11)?,
+                })
             })
         })
     }
