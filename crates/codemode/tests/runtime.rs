@@ -1075,6 +1075,11 @@ async fn the_change_token_moves_on_writes_from_this_and_other_connections() {
     let before = watcher.change_token().unwrap();
     assert_eq!(watcher.change_token().unwrap(), before, "stable while idle");
     other.execute("async () => 1").await.unwrap();
+    // Another connection's commit reaches a PostgreSQL store as a notification, asynchronously: the token
+    // moves when it arrives, which is what `changed` waits for (docs/shared-store.md, "Live updates").
+    watcher
+        .changed(before, std::time::Duration::from_secs(10))
+        .await;
     let after_other = watcher.change_token().unwrap();
     assert_ne!(after_other, before, "another connection's commit");
     watcher.execute("async () => 2").await.unwrap();
