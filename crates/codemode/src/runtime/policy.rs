@@ -247,7 +247,7 @@ impl Runtime {
         Ok(self
             .inner
             .store
-            .pending_with_source(None)?
+            .waiting_calls(None)?
             .into_iter()
             .filter(|waiting| {
                 let call = &waiting.action;

@@ -51,7 +51,7 @@ impl Runtime {
     /// Pending calls of paused runs with their runs' source and times, newest run first: the approval queue,
     /// read without any run's code or log.
     pub fn waiting_calls(&self) -> Result<Vec<crate::WaitingCall>, RuntimeError> {
-        Ok(self.inner.store.pending_with_source(None)?)
+        Ok(self.inner.store.waiting_calls(None)?)
     }
 
     /// Executions newest first, with their logs.

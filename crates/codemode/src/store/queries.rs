@@ -248,7 +248,7 @@ impl Store {
     /// Pending calls of paused runs, newest run first (docs/semantics.md §2.6).
     pub fn pending(&self, id: Option<&str>) -> Result<Vec<PendingAction>, StoreError> {
         Ok(self
-            .pending_with_source(id)?
+            .waiting_calls(id)?
             .into_iter()
             .map(|waiting| waiting.action)
             .collect())
@@ -256,7 +256,7 @@ impl Store {
 
     /// [`Store::pending`], each call with its run's source and times: what a rule reads of a waiting call, and
     /// what the approval queue lists (no run's code or log is read: docs/performance.md, "Lean reads").
-    pub fn pending_with_source(&self, id: Option<&str>) -> Result<Vec<WaitingCall>, StoreError> {
+    pub fn waiting_calls(&self, id: Option<&str>) -> Result<Vec<WaitingCall>, StoreError> {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
                         l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at
