@@ -27,6 +27,9 @@ pub fn start(app: AppHandle) {
         let mut last_token = None;
         let mut last_generation = None;
         let mut known: Option<HashSet<(String, u64)>> = None;
+        // The waiting calls as last read, for the reminders that fall due between changes.
+        let mut waiting: Vec<PendingAction> = Vec::new();
+        let mut reminded: HashSet<(String, u64)> = HashSet::new();
         let mut ticks = tokio::time::interval(POLL);
         loop {
             ticks.tick().await;
@@ -34,6 +37,7 @@ pub fn start(app: AppHandle) {
             let Ok(api) = console.api().await else {
                 continue;
             };
+            remind(&app, &api, &console, &waiting, &mut reminded);
             // connectors.json changed (here, in the CLI, by hand): the Connectors view lists them again.
             let generation = console.generation();
             if last_generation.is_some_and(|g| g != generation) {
@@ -64,6 +68,7 @@ pub fn start(app: AppHandle) {
                     .filter(|p| !known.contains(&(p.execution_id.clone(), p.seq)))
                     .collect(),
             };
+            reminded.retain(|call| now.contains(call));
             known = Some(now);
             let fresh_ids: Vec<&str> = fresh.iter().map(|p| p.execution_id.as_str()).collect();
             let _ = app.emit(
@@ -80,8 +85,48 @@ pub fn start(app: AppHandle) {
                     notify(&app, action);
                 }
             }
+            waiting = pending;
         }
     });
+}
+
+/// A reminder for each waiting call whose `decideWithin` is 80% spent, once per call (docs/desktop.md,
+/// "Deciding in time"); held like any notification while notifications are paused or off.
+fn remind(
+    app: &AppHandle,
+    api: &codemode_api::Api,
+    console: &Console,
+    waiting: &[PendingAction],
+    reminded: &mut HashSet<(String, u64)>,
+) {
+    let now = api.now_ms();
+    for action in waiting {
+        let call = (action.execution_id.clone(), action.seq);
+        if reminded.contains(&call) || codemode_api::reminder_due(action, now).is_none() {
+            continue;
+        }
+        reminded.insert(call);
+        let held = app
+            .try_state::<crate::desktop::Desktop>()
+            .is_some_and(|d| d.notifications_paused());
+        if held || !console.preferences(app).notifications {
+            continue;
+        }
+        let app = app.clone();
+        let action = action.clone();
+        tauri::async_runtime::spawn(async move {
+            let Ok(api) = app.state::<Console>().api().await else {
+                return;
+            };
+            let Some(card) = api.reminder_card(&action, api.now_ms()).await else {
+                return;
+            };
+            drop(api);
+            if let Err(error) = crate::notifications::show_waiting(&app, &card).await {
+                eprintln!("codemode-console: could not show a reminder: {error}");
+            }
+        });
+    }
 }
 
 /// One notification per newly paused run (notifications.rs): where the notification server advertises

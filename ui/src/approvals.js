@@ -113,10 +113,19 @@ export function approvalsView(root, options = {}) {
       loadWhole(entry).then(() => { if (current() === entry) render(); });
       if (!held) return;
     }
-    const shown = JSON.stringify([held, message, busy]);
+    const shown = JSON.stringify([held, message, busy, Math.floor(Date.now() / 60000)]);
     if (shown === detailShown && detail.firstChild) return;
     detailShown = shown;
     clear(detail, held.card ? decision(entry, held.card) : h("div.inline-error", held.error));
+  }
+
+  /** "within 23 min" / "within 2 h 5 min" / "now": the time left before a `decideWithin` deadline. */
+  function timeLeft(deadline) {
+    const minutes = Math.ceil((deadline - Date.now()) / 60000);
+    if (minutes <= 0) return "now";
+    if (minutes < 60) return `within ${minutes} min`;
+    const hours = Math.floor(minutes / 60);
+    return `within ${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
   }
 
   function renderList() {
@@ -124,7 +133,8 @@ export function approvalsView(root, options = {}) {
       const { action, source, createdAt, expiresAt } = card;
       const key = keyOf(card);
       const left = expiresAt - Date.now();
-      const when = left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(createdAt);
+      const when = action.decideBy ? `decide ${timeLeft(action.decideBy)}`
+        : left < 3600_000 ? `expires in ${Math.max(1, Math.round(left / 60000))} min` : ago(createdAt);
       const box = h("input.pick", { type: "checkbox", checked: picked.has(key), title: "Pick for a decision together (x)",
         onclick: (event) => { event.stopPropagation(); pick(key, event.shiftKey); } });
       return h(`div.card${key === selected ? ".selected" : ""}${picked.has(key) ? ".picked" : ""}`,
@@ -251,6 +261,8 @@ export function approvalsView(root, options = {}) {
             execution.source ? h("span", `from ${execution.source}`) : null,
             execution.host ? hostLabel(execution.host) : null,
             action.askedBy ? h("span#asked-by", `asked by rule ${action.askedBy}`) : null,
+            action.decideBy ? h("span#decide-by", { title: "Nobody deciding by then rejects the call as expired, and the agent is told so" }, `decide ${timeLeft(action.decideBy)}`) : null,
+            action.askInClient ? h("span#ask-in-client", { title: "Also asked in the agent's own client; the first answer counts" }, "asked in the client too") : null,
             execution.source && cards.filter((c) => c.source === execution.source).length > 1
               ? h("span.link#pick-source", { onclick: () => { for (const c of cards) if (c.source === execution.source) picked.add(keyOf(c)); render(); } }, `pick all from ${execution.source}`) : null)),
         h("div.actions.decide", reason, reject, edit, allow, approve),

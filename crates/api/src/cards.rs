@@ -21,7 +21,8 @@ pub struct QueuedCall {
     /// When the run last changed (epoch ms): a front end re-reads the run's [`ApprovalCard`] only when this
     /// (or the call) changed.
     pub updated_at: i64,
-    /// When the run will be expired (epoch ms), given the configured paused TTL.
+    /// When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
+    /// paused TTL, whichever is first.
     pub expires_at: i64,
 }
 
@@ -35,12 +36,16 @@ pub struct ApprovalCard {
     pub arguments: Vec<crate::ArgumentRow>,
     /// The paused run: its code and its whole log (the calls before `action.seq` are what approval replays).
     pub execution: ExecutionState,
-    /// When the run will be expired (epoch ms), given the configured paused TTL.
+    /// When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
+    /// paused TTL, whichever is first.
     pub expires_at: i64,
 }
 
-fn expires_at(updated_at: i64, ttl: Duration) -> i64 {
-    updated_at.saturating_add(ttl.as_millis().min(i64::MAX as u128) as i64)
+/// When the call stops waiting for want of a decision: its `decideWithin` deadline, or the run's paused
+/// TTL, whichever comes first.
+fn expires_at(updated_at: i64, ttl: Duration, action: &PendingAction) -> i64 {
+    let by_ttl = updated_at.saturating_add(ttl.as_millis().min(i64::MAX as u128) as i64);
+    action.decide_by.map_or(by_ttl, |by| by.min(by_ttl))
 }
 
 /// The queue's rows, newest run first, calls in order.
@@ -48,6 +53,7 @@ pub(crate) fn queue(waiting: Vec<WaitingCall>, ttl: Duration) -> Vec<QueuedCall>
     waiting
         .into_iter()
         .map(|w| QueuedCall {
+            expires_at: expires_at(w.updated_at, ttl, &w.action),
             arguments: crate::display::argument_rows(
                 w.action.args.as_ref(),
                 w.action.canonical.as_ref(),
@@ -56,7 +62,6 @@ pub(crate) fn queue(waiting: Vec<WaitingCall>, ttl: Duration) -> Vec<QueuedCall>
             source: w.source,
             created_at: w.created_at,
             updated_at: w.updated_at,
-            expires_at: expires_at(w.updated_at, ttl),
         })
         .collect()
 }
@@ -69,7 +74,7 @@ pub(crate) fn card(execution: ExecutionState, seq: u64, ttl: Duration) -> Option
         .find(|e| e.seq == seq && e.state == EntryState::Pending)?;
     let action = PendingAction::of(&execution.id, entry);
     Some(ApprovalCard {
-        expires_at: expires_at(execution.updated_at, ttl),
+        expires_at: expires_at(execution.updated_at, ttl, &action),
         arguments: crate::display::argument_rows(action.args.as_ref(), action.canonical.as_ref()),
         action,
         execution,

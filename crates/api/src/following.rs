@@ -84,26 +84,35 @@ impl FollowingApi {
 
     /// The API over the file as it is now: opened again first if the file changed since.
     /// The expiry sweep of a long-lived host, for as long as it runs: a round ([`Api::sweep`]) on the data
-    /// directory as it is now, then a wait of the configured interval (read again each round, so a changed
-    /// setting takes effect at the next). `host` names the process in what it logs. One loop for every host,
-    /// so the app and `codemode mcp` expire alike.
+    /// directory as it is now every configured interval (read again each round, so a changed setting takes
+    /// effect at the next), and between rounds the `decideWithin` deadlines as they fall due
+    /// ([`Api::expire_overdue`]). `host` names the process in what it logs. One loop for every host, so the
+    /// app and `codemode mcp` expire alike.
     pub async fn keep_sweeping(&self, host: &str) {
+        let mut next_round = tokio::time::Instant::now();
         loop {
-            let interval = match self.current().await {
+            let wait = match self.current().await {
                 // A data directory that cannot be opened is reported where it is used; look again later.
                 Err(_) => Duration::from_secs(60),
                 Ok(api) => {
-                    match api.sweep().await {
+                    let result = if tokio::time::Instant::now() >= next_round {
+                        next_round = tokio::time::Instant::now() + api.sweep_interval();
+                        api.sweep().await
+                    } else {
+                        api.expire_overdue().await
+                    };
+                    match result {
                         Ok(expired) if !expired.is_empty() => {
                             eprintln!("{host}: expired {} paused run(s)", expired.len());
                         }
                         Ok(_) => {}
                         Err(error) => eprintln!("{host}: expiry sweep failed: {error}"),
                     }
-                    api.sweep_interval()
+                    api.next_deadline_in()
+                        .min(next_round.saturating_duration_since(tokio::time::Instant::now()))
                 }
             };
-            tokio::time::sleep(interval).await;
+            tokio::time::sleep(wait).await;
         }
     }
 

@@ -30,7 +30,7 @@ pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use managing::{MethodFlag, ServerDraft, TemplateField, TestReport, TestTarget};
 pub use notifying::{
     ActionOutcome, BODY_MARKUP, NotificationAction, NotificationAnswer, NotificationCard,
-    NotificationSignal, SentNotification, notification_body_for,
+    NotificationSignal, SentNotification, notification_body_for, reminder_due,
 };
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
@@ -50,6 +50,9 @@ use std::time::Duration;
 pub struct Api {
     home: Home,
 }
+
+/// How often a long-lived host looks for `decideWithin` deadlines, at most.
+pub const DEADLINE_LOOK: Duration = Duration::from_secs(30);
 
 impl Api {
     /// Opens a data directory as every host does. A broken `connectors.json` does not stop it from opening:
@@ -261,19 +264,44 @@ impl Api {
     }
 
     /// One round of the expiry sweep long-lived hosts (the app, `codemode mcp`) run every
-    /// [`Api::sweep_interval`]: paused runs past the configured TTL are rejected. Returns their ids. While
+    /// [`Api::sweep_interval`] (sooner when a `decideWithin` deadline comes first): waiting calls past their
+    /// `decideWithin` are rejected as expired, then paused runs past the configured TTL. Returns their ids. While
     /// `connectors.json` is broken the round expires nothing (the gate would refuse) and is not an error:
     /// hosts already report the broken file, and would otherwise log the same refusal every round.
     pub async fn sweep(&self) -> Result<Vec<String>, ApiError> {
         if self.usable().is_err() {
             return Ok(Vec::new());
         }
-        self.expire(None).await
+        let mut expired = self.home.runtime.expire_overdue().await?;
+        expired.extend(self.expire(None).await?);
+        Ok(expired)
     }
 
     /// How often long-lived hosts call [`Api::sweep`] (`runtime.expirySweepMinutes`).
     pub fn sweep_interval(&self) -> Duration {
         self.home.settings.expiry_sweep
+    }
+
+    /// Rejects, as expired, the waiting calls past their `decideWithin` (docs/design.md, "Deciding in
+    /// time"); returns the runs that ended so. Long-lived hosts call it at [`Api::next_deadline_in`].
+    pub async fn expire_overdue(&self) -> Result<Vec<String>, ApiError> {
+        if self.usable().is_err() {
+            return Ok(Vec::new());
+        }
+        Ok(self.home.runtime.expire_overdue().await?)
+    }
+
+    /// How long until the earliest `decideWithin` deadline of a waiting call, at most [`DEADLINE_LOOK`] (a
+    /// call paused meanwhile may carry an earlier one), so a call expires on time, not a sweep interval late.
+    pub fn next_deadline_in(&self) -> Duration {
+        match self.home.runtime.next_deadline() {
+            Ok(Some(deadline)) => {
+                let now = self.home.runtime.now_ms();
+                let until = Duration::from_millis(deadline.saturating_sub(now).max(0) as u64);
+                DEADLINE_LOOK.min(until.max(Duration::from_millis(100)))
+            }
+            _ => DEADLINE_LOOK,
+        }
     }
 
     /// Waits up to `timeout` for a person to decide on a run (from any process) and returns what
@@ -324,6 +352,11 @@ impl Api {
     /// How many runs are in each status (statuses with none are left out).
     pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, ApiError> {
         Ok(self.home.runtime.status_counts()?)
+    }
+
+    /// The runtime's clock (epoch ms): what deadlines and reminders are judged by.
+    pub fn now_ms(&self) -> i64 {
+        self.home.runtime.now_ms()
     }
 
     /// A value that changes whenever runs or snippets change, from any process: cheap to poll.

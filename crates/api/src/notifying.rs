@@ -141,6 +141,25 @@ impl Api {
         }
     }
 
+    /// The reminder for a waiting call whose `decideWithin` is 80% spent (docs/design.md, "Deciding in
+    /// time"): the same card, its summary saying how long is left. `None` while no reminder is due (no
+    /// deadline, or less than 80% of the time has passed) and once the deadline has passed.
+    pub async fn reminder_card(
+        &self,
+        action: &PendingAction,
+        now: i64,
+    ) -> Option<NotificationCard> {
+        let left = reminder_due(action, now)?;
+        let mut card = self.notification_card(action).await;
+        let minutes = ((left + 59_999) / 60_000).max(1);
+        card.summary = display::visible(&format!(
+            "{}.{}: {minutes} min left to decide",
+            action.connector, action.method
+        ))
+        .into_owned();
+        Some(card)
+    }
+
     /// An `ActionInvoked` signal on a notification this process sent: Approve and Reject decide as
     /// [`Api::answer_notification`] does; Open is for the host to do. A signal that does not count — from
     /// another connection than the notification server's, about another notification, or with a key that was
@@ -241,4 +260,12 @@ fn outcome_status(outcome: &codemode::Outcome) -> String {
         .ok()
         .and_then(|v| v["status"].as_str().map(str::to_owned))
         .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// How long is left (ms) before a waiting call's `decideWithin` deadline, once 80% of that time has passed;
+/// `None` before then, without a deadline, and after it.
+pub fn reminder_due(action: &PendingAction, now: i64) -> Option<i64> {
+    let (by, within) = (action.decide_by?, action.decide_within?);
+    let left = by - now;
+    (left > 0 && left * 5 <= within).then_some(left)
 }

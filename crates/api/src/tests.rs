@@ -914,3 +914,137 @@ async fn a_draft_server_is_tested_without_being_saved() {
     let text = std::fs::read_to_string(dir.join("connectors.json")).unwrap();
     assert!(!text.contains("nowhere"), "a test saves nothing");
 }
+
+/// Time as a test sets it, so a deadline passes without sleeping.
+struct SetClock(std::sync::atomic::AtomicI64);
+
+impl codemode::Clock for SetClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_nobody_decides_within_decide_within_expires_with_an_outcome_that_says_so() {
+    let dir = fresh_dir("decide-within");
+    std::fs::write(
+        dir.join("connectors.json"),
+        r#"{
+  "connectors": {
+    "files": { "type": "files", "root": "workspace", "decideWithin": "1h" }
+  },
+  "rules": [
+    { "id": "timed-notes", "effect": "ask", "call": "files.write_file",
+      "when": { "path": { "glob": "notes/**" } }, "decideWithin": "10m" }
+  ]
+}
+"#,
+    )
+    .unwrap();
+    let start = 1_800_000_000_000;
+    let clock = std::sync::Arc::new(SetClock(start.into()));
+    let options = HomeOptions {
+        worker: Some(worker()),
+        clock: Some(clock.clone()),
+        ..HomeOptions::default()
+    };
+    let api = Api::open(&dir, options).await.expect("opens");
+    let set = |ms: i64| {
+        clock
+            .0
+            .store(start + ms, std::sync::atomic::Ordering::SeqCst)
+    };
+    let minute = 60_000;
+
+    // The rule's own time wins over the connector's; the connector's holds for every other gated call.
+    let (timed, seq) = waiting(&api, &write_to("notes/a.txt")).await;
+    let (other, _) = waiting(&api, r#"async () => files.delete_file({ path: "x.txt" })"#).await;
+    let action = api.pending(Some(&timed)).expect("pending").remove(0);
+    assert_eq!(
+        (action.decide_within, action.decide_by),
+        (Some(10 * minute), Some(start + 10 * minute))
+    );
+    let queue = api.approval_queue().expect("queue");
+    let row = queue
+        .iter()
+        .find(|q| q.action.execution_id == timed)
+        .unwrap();
+    assert_eq!(
+        row.expires_at,
+        start + 10 * minute,
+        "the card counts down to the deadline"
+    );
+    let other_action = api.pending(Some(&other)).expect("pending").remove(0);
+    assert_eq!(other_action.decide_by, Some(start + 60 * minute));
+    assert_eq!(
+        api.next_deadline_in(),
+        Duration::from_secs(30),
+        "looks again within 30 s"
+    );
+
+    // The reminder: due once 80% of the time has passed, not before, not after the deadline.
+    set(8 * minute - 1);
+    assert!(api.reminder_card(&action, api.now_ms()).await.is_none());
+    set(8 * minute);
+    let reminder = api
+        .reminder_card(&action, api.now_ms())
+        .await
+        .expect("a reminder");
+    assert_eq!(reminder.summary, "files.write_file: 2 min left to decide");
+    assert!(reminder.body.contains("notes/a.txt"), "{}", reminder.body);
+
+    // Before the deadline nothing expires; at it, the call is rejected as expired, by expiry.
+    set(10 * minute - 1);
+    assert!(api.expire_overdue().await.expect("sweeps").is_empty());
+    set(10 * minute);
+    assert_eq!(
+        api.expire_overdue().await.expect("sweeps"),
+        vec![timed.clone()]
+    );
+    let waited = serde_json::to_value(api.wait(&timed, Duration::ZERO).await.expect("waits"))
+        .expect("serialises");
+    assert_eq!(waited["status"], "error", "{waited}");
+    assert_eq!(
+        waited["error"],
+        "Action files.write_file expired: nobody decided within 10m"
+    );
+    let entry = api.execution(&timed).expect("run").log.remove(seq as usize);
+    let decision = entry.decision.expect("a decision");
+    assert_eq!(
+        (decision.kind, decision.by.as_str()),
+        (codemode::DecisionKind::Expired, "expiry")
+    );
+    assert!(api.reminder_card(&action, api.now_ms()).await.is_none());
+    // A late answer is stale; the other call still waits for its own hour.
+    assert_eq!(
+        code_of(api.approve(&timed, Actor::Api, None).await),
+        ErrorCode::Stale
+    );
+    assert_eq!(api.pending(Some(&other)).expect("pending").len(), 1);
+    set(60 * minute);
+    assert_eq!(api.sweep().await.expect("sweeps"), vec![other.clone()]);
+    api.shutdown().await;
+}
+
+#[test]
+fn decide_within_and_ask_in_client_are_refused_where_they_cannot_mean_anything() {
+    let refused =
+        |rule: serde_json::Value| codemode::Rule::from_value(rule).unwrap_err().to_string();
+    assert_eq!(
+        refused(json!({"id": "r", "effect": "ask", "call": "files.*", "decideWithin": "soon"})),
+        "rule r: decideWithin: \"soon\" is not a duration (write 30m, 2h, 1d…)"
+    );
+    assert_eq!(
+        refused(json!({"id": "r", "effect": "allow", "call": "files.*", "askInClient": true})),
+        "rule r: askInClient: only an ask rule asks anyone"
+    );
+    let config = connectors::config::parse(
+        r#"{"connectors": {"files": {"type": "files", "root": "w", "decideWithin": "0m"}}}"#,
+        Path::new("/tmp/connectors.json"),
+        Path::new("/tmp"),
+    );
+    assert!(config.is_err_and(|e| {
+        e.to_string()
+            .contains("files.decideWithin: \"0m\" is not a duration")
+    }),);
+}

@@ -106,5 +106,7 @@ pub fn allowing(
         reason: Some(reason),
         disabled: false,
         confirm_in_app: false,
+        ask_in_client: false,
+        decide_within: None,
     }
 }

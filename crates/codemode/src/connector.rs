@@ -33,6 +33,10 @@ pub struct ToolDescriptor {
     pub hidden: bool,
     /// The method has a `revert`.
     pub revertible: bool,
+    /// A call of it that pauses is also asked in the agent's MCP client (the connector's `askInClient`).
+    pub ask_in_client: bool,
+    /// How long a paused call of it may wait for a person, in ms (the connector's `decideWithin`).
+    pub decide_within_ms: Option<i64>,
 }
 
 /// What a call knows about where it runs: the stable execution id and its sequence number, so a connector

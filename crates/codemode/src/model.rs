@@ -101,6 +101,8 @@ pub enum Actor {
     Notification,
     /// A rule that allowed or denied the call without asking (`Decision::rule` names it).
     Rule,
+    /// An answer given in the agent's own MCP client (elicitation); `Decision::client` names the client.
+    Client,
 }
 
 impl Actor {
@@ -112,6 +114,7 @@ impl Actor {
             Actor::Expiry => "expiry",
             Actor::Notification => "notification",
             Actor::Rule => "rule",
+            Actor::Client => "client",
         }
     }
 }
@@ -158,6 +161,34 @@ pub struct Decision {
     /// The preview the person was shown before deciding, when one was (docs/design.md, "Previews").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shown: Option<Shown>,
+    /// For a decision `by: "client"`: the name the MCP client gave itself (self-declared, shown escaped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+/// The error a run ends with when its waiting call was rejected: the reference's words for a person's
+/// rejection (with the reason after `: `), and for a call nobody decided in time what says so, so an agent
+/// can tell the two apart (docs/semantics.md, "Deciding in time").
+pub fn rejected_message(
+    connector: &str,
+    method: &str,
+    decision: &Decision,
+    decide_within_ms: Option<i64>,
+) -> String {
+    match (decision.kind, &decision.reason) {
+        (DecisionKind::Expired, _) => {
+            let within = decide_within_ms
+                .map(|ms| {
+                    crate::clock::format_duration(
+                        std::time::Duration::from_millis(ms.max(0) as u64),
+                    )
+                })
+                .unwrap_or_else(|| "the time allowed".to_owned());
+            format!("Action {connector}.{method} expired: nobody decided within {within}")
+        }
+        (_, Some(reason)) => format!("Action {connector}.{method} rejected by user: {reason}"),
+        (_, None) => format!("Action {connector}.{method} rejected by user"),
+    }
 }
 
 /// What a call would change, computed before a person decides (docs/design.md, "Previews"). Texts longer than
@@ -325,6 +356,15 @@ pub struct ToolLogEntry {
     /// The rule that asked wants the call decided in the window ([`PendingAction::confirm_in_app`]).
     #[serde(default, skip_serializing_if = "is_false")]
     pub confirm_in_app: bool,
+    /// The call is asked in the agent's client too ([`PendingAction::ask_in_client`]).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ask_in_client: bool,
+    /// How long the call could wait for a person, in ms ([`PendingAction::decide_within`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_within: Option<i64>,
+    /// When nobody deciding by then rejects the call as expired (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_by: Option<i64>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -528,6 +568,18 @@ pub struct PendingAction {
     /// asked, so no surface judges the call again to find out.
     #[serde(default, skip_serializing_if = "is_false")]
     pub confirm_in_app: bool,
+    /// The call is asked in the agent's MCP client as well, when that client can ask (docs/design.md,
+    /// "Asking in the client"); never with `confirm_in_app`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ask_in_client: bool,
+    /// How long the call may wait for a person, in ms (`decideWithin` of the rule or connector that asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub decide_within: Option<i64>,
+    /// When the call is rejected as expired if nobody decided (epoch ms): `decide_within` after it paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub decide_by: Option<i64>,
 }
 
 /// A waiting call with what the queue shows of its run, read without the run's code or log.
@@ -559,6 +611,9 @@ impl PendingAction {
             interrupted: entry.interrupted,
             asked_by: entry.asked_by.clone(),
             confirm_in_app: entry.confirm_in_app,
+            ask_in_client: entry.ask_in_client,
+            decide_within: entry.decide_within,
+            decide_by: entry.decide_by,
         }
     }
 }

@@ -87,9 +87,25 @@ pub struct Rule {
     /// Open, not Approve or Reject (docs/desktop.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_in_app: bool,
+    /// A call this `ask` rule pauses is also asked in the agent's MCP client, when the client can ask
+    /// (elicitation); never a call that is `confirmInApp` (docs/design.md, "Asking in the client").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask_in_client: bool,
+    /// How long a call this `ask` rule pauses may wait for a person (`30m`, `2h`): then it is rejected as
+    /// expired, and the agent is told nobody decided (docs/design.md, "Deciding in time").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_within: Option<String>,
 }
 
 impl Rule {
+    /// [`Rule::decide_within`] in milliseconds (validated when the rule was read).
+    pub fn decide_within_ms(&self) -> Option<i64> {
+        self.decide_within
+            .as_deref()
+            .and_then(crate::clock::parse_duration)
+            .map(|d| d.as_millis() as i64)
+    }
+
     /// A rule from its JSON, refused with the field at fault (`effect: unknown value "maybe", expected allow,
     /// ask or deny`; `when: must be an object`) rather than serde's words without a place.
     pub fn from_value(value: Value) -> Result<Rule, RuleError> {
@@ -106,7 +122,7 @@ impl Rule {
         let Value::Object(object) = &value else {
             return Err(fail("rule", "must be a JSON object".to_owned()));
         };
-        const FIELDS: [(&str, &str); 9] = [
+        const FIELDS: [(&str, &str); 11] = [
             ("id", "string"),
             ("effect", "string"),
             ("call", "string"),
@@ -116,6 +132,8 @@ impl Rule {
             ("reason", "string"),
             ("disabled", "boolean"),
             ("confirmInApp", "boolean"),
+            ("askInClient", "boolean"),
+            ("decideWithin", "string"),
         ];
         for (key, field) in object {
             let Some((_, kind)) = FIELDS.iter().find(|(name, _)| name == key) else {
@@ -146,6 +164,23 @@ impl Rule {
             && Effect::parse(effect).is_none()
         {
             return Err(fail("effect", unknown_effect(effect)));
+        }
+        if let Some(within) = object.get("decideWithin").and_then(Value::as_str)
+            && !crate::clock::parse_duration(within).is_some_and(|d| !d.is_zero())
+        {
+            return Err(fail(
+                "decideWithin",
+                format!("\"{within}\" is not a duration (write 30m, 2h, 1d…)"),
+            ));
+        }
+        let asks = object.get("effect").and_then(Value::as_str) == Some("ask");
+        for key in ["askInClient", "decideWithin"] {
+            let given = object
+                .get(key)
+                .is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
+            if given && !asks {
+                return Err(fail(key, "only an ask rule asks anyone".to_owned()));
+            }
         }
         serde_json::from_value(value).map_err(|e| fail("rule", e.to_string()))
     }
@@ -374,6 +409,12 @@ pub struct Verdict {
     /// Recorded with the call, so whoever shows it later need not judge it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_in_app: bool,
+    /// The call is asked in the agent's client too ([`Rule::ask_in_client`], or its connector's setting).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ask_in_client: bool,
+    /// How long the call may wait for a person, in ms ([`Rule::decide_within`], or its connector's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decide_within_ms: Option<i64>,
 }
 
 impl Verdict {
@@ -384,7 +425,27 @@ impl Verdict {
             rule: None,
             reason: None,
             confirm_in_app: false,
+            ask_in_client: false,
+            decide_within_ms: None,
         }
+    }
+
+    /// The connector's own asking settings for the method, where the rule that asked said nothing of its own:
+    /// a call the approval list pauses takes them whole; an `ask` rule's own word wins.
+    pub fn with_connector_asking(
+        mut self,
+        ask_in_client: bool,
+        decide_within_ms: Option<i64>,
+    ) -> Self {
+        if self.effect == Effect::Ask {
+            self.ask_in_client |= ask_in_client;
+            self.decide_within_ms = self.decide_within_ms.or(decide_within_ms);
+        }
+        // A call decided in the window only is never asked where a client's hooks could answer for the person.
+        if self.confirm_in_app {
+            self.ask_in_client = false;
+        }
+        self
     }
 }
 
@@ -593,6 +654,11 @@ pub fn evaluate<'a>(
             rule: Some(rule.rule.id.clone()),
             reason: rule.rule.reason.clone(),
             confirm_in_app: rule.rule.effect == Effect::Ask && rule.rule.confirm_in_app,
+            ask_in_client: rule.rule.effect == Effect::Ask && rule.rule.ask_in_client,
+            decide_within_ms: rule
+                .rule
+                .decide_within_ms()
+                .filter(|_| rule.rule.effect == Effect::Ask),
         },
         None => Verdict {
             effect: if requires_approval {
@@ -603,6 +669,8 @@ pub fn evaluate<'a>(
             rule: None,
             reason: None,
             confirm_in_app: false,
+            ask_in_client: false,
+            decide_within_ms: None,
         },
     }
 }

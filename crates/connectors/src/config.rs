@@ -89,6 +89,8 @@ pub struct ConnectorConfig {
     /// Methods whose pauses are decided in the app's window only: their notifications offer Open, not
     /// Approve or Reject (docs/desktop.md). `Approval::Default` never occurs here.
     pub confirm_in_app: Approval,
+    /// How its paused calls are asked: in the agent's client too, and within how long.
+    pub asking: Asking,
     /// Methods whose calls run again on replay (`replay: "reexecute"`).
     pub reexecute: Vec<String>,
     pub hidden: Vec<String>,
@@ -184,6 +186,36 @@ impl std::fmt::Debug for ConnectorKind {
                 )
                 .finish(),
         }
+    }
+}
+
+/// How a connector's paused calls are asked, from its `askInClient` and `decideWithin` (docs/design.md,
+/// "Asking in the client" and "Deciding in time"). A rule that asks may say its own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asking {
+    /// Methods whose pauses are asked in the agent's MCP client too (never one also under `confirmInApp`).
+    pub in_client: Approval,
+    pub confirm_in_app: Approval,
+    pub decide_within: Option<Duration>,
+}
+
+impl Default for Asking {
+    fn default() -> Self {
+        Asking {
+            in_client: Approval::Methods(Vec::new()),
+            confirm_in_app: Approval::Methods(Vec::new()),
+            decide_within: None,
+        }
+    }
+}
+
+impl Asking {
+    /// Marks a method's descriptor with how its pauses are asked.
+    pub fn mark(&self, descriptor: &mut codemode::ToolDescriptor, original: &str) {
+        let sanitised = descriptor.name.clone();
+        descriptor.ask_in_client = self.in_client.requires(original, &sanitised, &[])
+            && !self.confirm_in_app.requires(original, &sanitised, &[]);
+        descriptor.decide_within_ms = self.decide_within.map(|d| d.as_millis() as i64);
     }
 }
 
@@ -351,19 +383,8 @@ pub(crate) fn check_settings(settings: &RuntimeSettings) -> Result<(), (&'static
     }
 }
 
-/// The shortest of `7d`, `24h`, `90m`, `45s` that says the duration exactly.
-pub fn format_age(age: Duration) -> String {
-    let secs = age.as_secs();
-    if secs > 0 && secs.is_multiple_of(86_400) {
-        format!("{}d", secs / 86_400)
-    } else if secs > 0 && secs.is_multiple_of(3600) {
-        format!("{}h", secs / 3600)
-    } else if secs > 0 && secs.is_multiple_of(60) {
-        format!("{}m", secs / 60)
-    } else {
-        format!("{secs}s")
-    }
-}
+/// Durations are read and written as the runtime's rules write them (`decideWithin`), so one syntax holds.
+pub use codemode::clock::{format_duration as format_age, parse_duration as parse_age_text};
 
 /// Creates the file owner-only, with its folder; a file that appeared meanwhile is never replaced.
 fn create_private(path: &Path, text: &str) -> std::io::Result<()> {
@@ -420,6 +441,8 @@ struct RawConnector {
     oauth: Option<Value>,
     approval: Option<Value>,
     confirm_in_app: Option<Value>,
+    ask_in_client: Option<Value>,
+    decide_within: Option<String>,
     #[serde(default)]
     reexecute: Vec<String>,
     #[serde(default)]
@@ -583,6 +606,29 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                     )
                 })?,
             };
+            let ask_in_client = match &entry.ask_in_client {
+                None | Some(Value::Bool(false)) => Approval::Methods(Vec::new()),
+                Some(Value::Bool(true)) => Approval::All,
+                Some(value) => method_list(value).ok_or_else(|| {
+                    at(
+                        &needle,
+                        format!("{key}.askInClient must be true, \"*\" or a list of method names"),
+                    )
+                })?,
+            };
+            let decide_within = match &entry.decide_within {
+                None => None,
+                Some(text) => Some(
+                    parse_age_text(text)
+                        .filter(|d| !d.is_zero())
+                        .ok_or_else(|| {
+                            at_path(
+                                &[&needle, "\"decideWithin\""],
+                                format!("{key}.decideWithin: \"{text}\" is not a duration (write 30m, 2h, 1d…)"),
+                            )
+                        })?,
+                ),
+            };
             // A preview is made before the call runs: it has arguments, and no result yet.
             if let Some(method) = entry
                 .preview
@@ -634,6 +680,11 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 key: key.clone(),
                 kind,
                 approval,
+                asking: Asking {
+                    in_client: ask_in_client,
+                    confirm_in_app: confirm_in_app.clone(),
+                    decide_within,
+                },
                 confirm_in_app,
                 reexecute: entry.reexecute,
                 hidden: entry.hidden,
@@ -814,22 +865,6 @@ pub fn parse_age(value: &Value) -> Option<Duration> {
         Value::String(text) => parse_age_text(text),
         _ => None,
     }
-}
-
-pub fn parse_age_text(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (digits, unit) = text.split_at(split);
-    let n: u64 = digits.parse().ok()?;
-    let millis = match unit {
-        "ms" => n,
-        "s" => n.checked_mul(1_000)?,
-        "m" => n.checked_mul(60_000)?,
-        "h" => n.checked_mul(3_600_000)?,
-        "d" => n.checked_mul(86_400_000)?,
-        _ => return None,
-    };
-    Some(Duration::from_millis(millis))
 }
 
 /// serde's messages end with " at line L column C"; the position is reported separately.

@@ -24,6 +24,7 @@ pub struct FilesConnector {
     root: PathBuf,
     state: PathBuf,
     approval: Vec<String>,
+    asking: crate::config::Asking,
 }
 
 impl FilesConnector {
@@ -44,7 +45,14 @@ impl FilesConnector {
             state: state.to_owned(),
             approval: approval
                 .unwrap_or_else(|| WRITE_METHODS.iter().map(|m| (*m).to_owned()).collect()),
+            asking: crate::config::Asking::default(),
         })
+    }
+
+    /// How its paused calls are asked (`askInClient`, `decideWithin` in its configuration).
+    pub fn with_asking(mut self, asking: crate::config::Asking) -> Self {
+        self.asking = asking;
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -807,6 +815,14 @@ impl Connector for FilesConnector {
                 false,
             ),
         ];
+        let tools = tools
+            .into_iter()
+            .map(|mut tool| {
+                let name = tool.name.clone();
+                self.asking.mark(&mut tool, &name);
+                tool
+            })
+            .collect();
         Box::pin(async move { Ok(tools) })
     }
 

@@ -39,14 +39,15 @@ impl Connectors {
                     Approval::Methods(methods) => Some(methods.clone()),
                 };
                 let state = data_dir.join("state").join(&entry.name);
-                let connector =
-                    FilesConnector::new(&entry.name, root, &state, approval).map_err(|e| {
+                let connector = FilesConnector::new(&entry.name, root, &state, approval)
+                    .map_err(|e| {
                         format!(
                             "connector \"{}\": the workspace {} cannot be used: {e}",
                             entry.key,
                             root.display()
                         )
-                    })?;
+                    })?
+                    .with_asking(entry.asking.clone());
                 built.all.push(Arc::new(connector));
             } else if let Some(server) = McpConnector::from_config(entry, data_dir) {
                 let server = Arc::new(server);

@@ -39,6 +39,7 @@ pub struct Policy {
     pub preview: BTreeMap<String, RevertTemplate>,
     /// Methods previews may call besides those the server annotates read-only.
     pub read_only: Vec<String>,
+    pub asking: crate::config::Asking,
 }
 
 impl Policy {
@@ -198,6 +199,7 @@ impl McpConnector {
             revert: entry.revert.clone(),
             preview: entry.preview.clone(),
             read_only: entry.read_only.clone(),
+            asking: entry.asking.clone(),
         };
         let connector = McpConnector::new(
             &entry.name,
@@ -388,7 +390,7 @@ impl McpConnector {
                 None => false,
                 Some(approval) => approval.requires(&original, &sanitised, &[]),
             };
-            let descriptor = ToolDescriptor {
+            let mut descriptor = ToolDescriptor {
                 name: sanitised.clone(),
                 description: tool.description.as_deref().map(str::to_owned),
                 input_schema: Some(Value::Object((*tool.input_schema).clone())),
@@ -404,7 +406,9 @@ impl McpConnector {
                 },
                 hidden: Policy::lists(&policy.hidden, &original, &sanitised),
                 revertible: policy.revert_for(&original, &sanitised).is_some(),
+                ..ToolDescriptor::default()
             };
+            policy.asking.mark(&mut descriptor, &original);
             let read_only = tool
                 .annotations
                 .as_ref()

@@ -19,4 +19,8 @@ args?: JsonValue | null,
 /**
  * The preview the person was shown before deciding, when one was (docs/design.md, "Previews").
  */
-shown?: Shown | null, };
+shown?: Shown | null, 
+/**
+ * For a decision `by: "client"`: the name the MCP client gave itself (self-declared, shown escaped).
+ */
+client?: string | null, };

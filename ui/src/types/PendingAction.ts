@@ -21,4 +21,17 @@ askedBy?: string | null,
  * The rule that asked wants the call decided in the window, not from a notification: recorded when it
  * asked, so no surface judges the call again to find out.
  */
-confirmInApp?: boolean, };
+confirmInApp?: boolean, 
+/**
+ * The call is asked in the agent's MCP client as well, when that client can ask (docs/design.md,
+ * "Asking in the client"); never with `confirm_in_app`.
+ */
+askInClient?: boolean, 
+/**
+ * How long the call may wait for a person, in ms (`decideWithin` of the rule or connector that asked).
+ */
+decideWithin?: number | null, 
+/**
+ * When the call is rejected as expired if nobody decided (epoch ms): `decide_within` after it paused.
+ */
+decideBy?: number | null, };

@@ -24,6 +24,7 @@ createdAt: number,
  */
 updatedAt: number, 
 /**
- * When the run will be expired (epoch ms), given the configured paused TTL.
+ * When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
+ * paused TTL, whichever is first.
  */
 expiresAt: number, };

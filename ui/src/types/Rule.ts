@@ -36,4 +36,14 @@ disabled?: boolean,
  * A call this `ask` rule pauses is decided in the app's window only: its desktop notification offers
  * Open, not Approve or Reject (docs/desktop.md).
  */
-confirmInApp?: boolean, };
+confirmInApp?: boolean, 
+/**
+ * A call this `ask` rule pauses is also asked in the agent's MCP client, when the client can ask
+ * (elicitation); never a call that is `confirmInApp` (docs/design.md, "Asking in the client").
+ */
+askInClient?: boolean, 
+/**
+ * How long a call this `ask` rule pauses may wait for a person (`30m`, `2h`): then it is rejected as
+ * expired, and the agent is told nobody decided (docs/design.md, "Deciding in time").
+ */
+decideWithin?: string | null, };

@@ -33,4 +33,16 @@ askedBy?: string | null,
 /**
  * The rule that asked wants the call decided in the window ([`PendingAction::confirm_in_app`]).
  */
-confirmInApp?: boolean, };
+confirmInApp?: boolean, 
+/**
+ * The call is asked in the agent's client too ([`PendingAction::ask_in_client`]).
+ */
+askInClient?: boolean, 
+/**
+ * How long the call could wait for a person, in ms ([`PendingAction::decide_within`]).
+ */
+decideWithin?: number | null, 
+/**
+ * When nobody deciding by then rejects the call as expired (epoch ms).
+ */
+decideBy?: number | null, };

@@ -40,6 +40,7 @@ impl Runtime {
             rule: None,
             args: edited,
             shown: None,
+            client: None,
         };
         self.resume_with(id, decision, shown).await
     }
@@ -178,6 +179,81 @@ impl Runtime {
         actor: Actor,
         reason: Option<&str>,
     ) -> Result<(), RuntimeError> {
+        let decision = self.rejection(actor, None, reason)?;
+        self.reject_decided(id, seq, digest, &decision).await
+    }
+
+    /// A rejection answered in the agent's own MCP client (docs/design.md, "Asking in the client"), bound to
+    /// the call the client was shown; recorded `by: "client"` with the name the client gave itself.
+    pub async fn reject_in_client(
+        &self,
+        id: &str,
+        shown: &CallRef,
+        client: &str,
+        reason: Option<&str>,
+    ) -> Result<(), RuntimeError> {
+        let decision = self.rejection(Actor::Client, Some(client), reason)?;
+        self.reject_decided(id, shown.seq, shown.digest.as_deref(), &decision)
+            .await
+    }
+
+    /// An approval answered in the agent's own MCP client, bound to the call the client was shown; the run
+    /// goes on as after any approval.
+    pub async fn approve_in_client(
+        &self,
+        id: &str,
+        shown: &CallRef,
+        client: &str,
+    ) -> Result<Outcome, RuntimeError> {
+        let decision = Decision {
+            kind: DecisionKind::Approved,
+            by: Actor::Client,
+            at: self.inner.now(),
+            reason: None,
+            rule: None,
+            args: None,
+            shown: None,
+            client: Some(client.to_owned()),
+        };
+        self.resume_with(id, decision, Some(shown)).await
+    }
+
+    /// Rejects, as expired, every waiting call whose `decideWithin` has passed by this runtime's clock
+    /// (docs/design.md, "Deciding in time"): each its own transaction, a call decided meanwhile left alone.
+    /// Returns the runs that ended so.
+    pub async fn expire_overdue(&self) -> Result<Vec<String>, RuntimeError> {
+        let now = self.inner.now();
+        let mut expired = Vec::new();
+        for (id, seq) in self.inner.store.overdue(now)? {
+            let decision = Decision {
+                kind: DecisionKind::Expired,
+                by: Actor::Expiry,
+                at: now,
+                reason: None,
+                rule: None,
+                args: None,
+                shown: None,
+                client: None,
+            };
+            if self.reject_decided(&id, seq, None, &decision).await.is_ok() {
+                expired.push(id);
+            }
+        }
+        Ok(expired)
+    }
+
+    /// The earliest `decideBy` among the waiting calls (epoch ms), so a sweep can wake for it.
+    pub fn next_deadline(&self) -> Result<Option<i64>, RuntimeError> {
+        Ok(self.inner.store.next_deadline()?)
+    }
+
+    /// A rejection's decision, its reason checked first (trimmed; at most [`MAX_REASON`] characters).
+    fn rejection(
+        &self,
+        actor: Actor,
+        client: Option<&str>,
+        reason: Option<&str>,
+    ) -> Result<Decision, RuntimeError> {
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());
         if let Some(reason) = reason
             && utf16_len(reason) > MAX_REASON
@@ -187,11 +263,26 @@ impl Runtime {
                 utf16_len(reason)
             )));
         }
-        match self
-            .inner
-            .store
-            .reject(id, seq, digest, actor, reason, self.inner.now())?
-        {
+        Ok(Decision {
+            kind: DecisionKind::Rejected,
+            by: actor,
+            at: self.inner.now(),
+            reason: reason.map(str::to_owned),
+            rule: None,
+            args: None,
+            shown: None,
+            client: client.map(str::to_owned),
+        })
+    }
+
+    async fn reject_decided(
+        &self,
+        id: &str,
+        seq: u64,
+        digest: Option<&str>,
+        decision: &Decision,
+    ) -> Result<(), RuntimeError> {
+        match self.inner.store.reject(id, seq, digest, decision)? {
             Rejection::Rejected => {
                 self.dispose(id, ExecutionStatus::Rejected).await;
                 Ok(())

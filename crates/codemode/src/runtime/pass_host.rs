@@ -163,15 +163,17 @@ impl PassHost for RuntimeHost {
         };
         let path = format!("{}.{}", call.connector, call.method);
         let verdict = match (tool, &refused) {
-            (Some(_), None) => rules.evaluate(
-                &crate::rules::Call {
-                    path: &path,
-                    args: canonical.as_ref().or(args.as_ref()),
-                    source: self.source.as_deref(),
-                    now,
-                },
-                requires_approval,
-            ),
+            (Some(tool), None) => rules
+                .evaluate(
+                    &crate::rules::Call {
+                        path: &path,
+                        args: canonical.as_ref().or(args.as_ref()),
+                        source: self.source.as_deref(),
+                        now,
+                    },
+                    requires_approval,
+                )
+                .with_connector_asking(tool.ask_in_client, tool.decide_within_ms),
             // Not found, or refused by the connector whatever anyone decides: no rule or person is asked.
             _ => crate::rules::Verdict::allow(),
         };

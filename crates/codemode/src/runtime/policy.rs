@@ -206,33 +206,38 @@ impl Runtime {
                 "\"{call}\" is not connector.method"
             )));
         };
-        let (requires_approval, canonical) = match self.inner.connector(connector) {
+        let (tool, canonical) = match self.inner.connector(connector) {
             Some(registered) => {
-                let gated = registered
+                let tool = registered
                     .methods()
                     .await
                     .map_err(RuntimeError::Unavailable)?
                     .tool(method)
-                    .is_some_and(|t| t.requires_approval);
+                    .cloned();
                 // As a real call is judged: on the connector's reading of the arguments.
                 let canonical = registered
                     .connector
                     .canonical(method, args)
                     .map_err(RuntimeError::InvalidArgs)?;
-                (gated, canonical)
+                (tool, canonical)
             }
-            None => (false, None),
+            None => (None, None),
         };
         let rules = self.inner.rules();
-        Ok(rules.evaluate(
-            &crate::rules::Call {
-                path: call,
-                args: canonical.as_ref().or(args),
-                source,
-                now: self.inner.now(),
-            },
-            requires_approval,
-        ))
+        let (ask_in_client, decide_within_ms) = tool
+            .as_ref()
+            .map_or((false, None), |t| (t.ask_in_client, t.decide_within_ms));
+        Ok(rules
+            .evaluate(
+                &crate::rules::Call {
+                    path: call,
+                    args: canonical.as_ref().or(args),
+                    source,
+                    now: self.inner.now(),
+                },
+                tool.is_some_and(|t| t.requires_approval),
+            )
+            .with_connector_asking(ask_in_client, decide_within_ms))
     }
 
     /// The waiting calls `rule` would match, in queue order (newest run first): each read as the rule would
@@ -292,6 +297,7 @@ impl Runtime {
                 rule: Some(rule.to_owned()),
                 args: None,
                 shown: None,
+                client: None,
             };
             let outcome = self.resume_with(&execution_id, decision, None).await;
             decided.push((execution_id, outcome));

@@ -149,6 +149,7 @@ impl Store {
                 rule: Some(rule.clone()),
                 args: None,
                 shown: None,
+                client: None,
             })
         });
         let denied = (verdict.effect == Effect::Deny).then(|| {
@@ -159,6 +160,8 @@ impl Store {
                 verdict.reason.as_deref(),
             )
         });
+        let asks = verdict.effect == Effect::Ask;
+        let decide_within = verdict.decide_within_ms.filter(|_| asks);
         let state = match verdict.effect {
             Effect::Ask => "pending",
             Effect::Allow => "executing",
@@ -169,15 +172,18 @@ impl Store {
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
                 error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical,
-                asked_by, confirm_in_app)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15)
+                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by)
+             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15,
+                     ?16, ?17, ?18)
              ON CONFLICT (execution_id, seq) DO UPDATE SET
                connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
                requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
                state = excluded.state, error = excluded.error, decision = excluded.decision,
                decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
                divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
-               asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app",
+               asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app,
+               ask_in_client = excluded.ask_in_client, decide_within = excluded.decide_within,
+               decide_by = excluded.decide_by",
             args![
                 id,
                 seq as i64,
@@ -194,6 +200,9 @@ impl Store {
                 canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
                 verdict.rule.as_deref().filter(|_| verdict.effect == Effect::Ask),
                 verdict.confirm_in_app,
+                asks && verdict.ask_in_client,
+                decide_within,
+                decide_within.map(|ms| now.saturating_add(ms)),
             ],
         )?;
         if let Some(rule) = &verdict.rule {

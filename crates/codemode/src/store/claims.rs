@@ -6,7 +6,7 @@ use super::rows::{parse_json, run_row};
 use super::runs::cap;
 use super::sql::{Dialect, Sql, args};
 use super::{Result, Store, StoreError};
-use crate::model::{Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionStatus};
+use crate::model::{CallRef, Decision, EntryState, ExecutionStatus};
 use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
 
 /// The result of trying to claim a paused run for approval.
@@ -187,21 +187,25 @@ impl Store {
         id: &str,
         seq: u64,
         digest: Option<&str>,
-        actor: Actor,
-        reason: Option<&str>,
-        now: i64,
+        decision: &Decision,
     ) -> Result<Rejection, StoreError> {
+        let now = decision.at;
         self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Rejection::Missing);
             };
             let call = tx
                 .query_row_opt(
-                    "SELECT connector, method, state FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
+                    "SELECT connector, method, state, decide_within FROM cm_log WHERE execution_id = ?1 AND seq = ?2",
                     args![id, seq as i64],
                     |row| {
                         let state: String = row.get(2)?;
-                        Ok((row.get::<String>(0)?, row.get::<String>(1)?, EntryState::parse(&state)))
+                        Ok((
+                            row.get::<String>(0)?,
+                            row.get::<String>(1)?,
+                            EntryState::parse(&state),
+                            row.get::<Option<i64>>(3)?,
+                        ))
                     },
                 )?;
             match transitions::reject_step(run.status, self.holders(&run), call.as_ref().and_then(|c| c.2)) {
@@ -210,7 +214,7 @@ impl Store {
                 RejectStep::NotPending => return Ok(Rejection::NotPending),
                 RejectStep::Reject => {}
             }
-            let Some((connector, method, _)) = call else {
+            let Some((connector, method, _, decide_within)) = call else {
                 return Ok(Rejection::NotPending);
             };
             if run.handed {
@@ -221,27 +225,16 @@ impl Store {
             {
                 return Ok(Rejection::OtherCall(other));
             }
-            let decision = Decision {
-                kind: DecisionKind::Rejected,
-                by: actor,
-                at: now,
-                reason: reason.map(str::to_owned),
-                rule: None,
-                args: None,
-                shown: None,
-            };
+            let actor = decision.by;
             tx.execute(
                 &format!(
                     "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = {}
                      WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                     decision_with_shown(tx.dialect(), "?5")
                 ),
-                args![id, seq as i64, actor.as_str(), now, serde_json::to_string(&decision).unwrap_or_default()],
+                args![id, seq as i64, actor.as_str(), now, serde_json::to_string(decision).unwrap_or_default()],
             )?;
-            let error = match reason {
-                Some(reason) => format!("Action {connector}.{method} rejected by user: {reason}"),
-                None => format!("Action {connector}.{method} rejected by user"),
-            };
+            let error = crate::model::rejected_message(&connector, &method, decision, decide_within);
             tx.execute(
                 "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
                 args![id, cap(&error), now],

@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 12;
+pub const SCHEMA_VERSION: i64 = 13;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -123,6 +123,12 @@ const MIGRATIONS: &[&str] = &[
     // showing the call later reads it rather than judging the call again (docs/design.md, "Rules").
     "ALTER TABLE cm_log ADD COLUMN asked_by TEXT;
      ALTER TABLE cm_log ADD COLUMN confirm_in_app INTEGER NOT NULL DEFAULT 0;",
+    // 13: whether a waiting call is asked in the agent's client too, and how long it may wait for a person
+    // (with the deadline that follows), recorded when it paused (docs/design.md, "Asking in the client",
+    // "Deciding in time").
+    "ALTER TABLE cm_log ADD COLUMN ask_in_client INTEGER NOT NULL DEFAULT 0;
+     ALTER TABLE cm_log ADD COLUMN decide_within INTEGER;
+     ALTER TABLE cm_log ADD COLUMN decide_by INTEGER;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -215,6 +221,12 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         12,
         "ALTER TABLE cm_log ADD COLUMN asked_by TEXT;
          ALTER TABLE cm_log ADD COLUMN confirm_in_app BIGINT NOT NULL DEFAULT 0;",
+    ),
+    (
+        13,
+        "ALTER TABLE cm_log ADD COLUMN ask_in_client BIGINT NOT NULL DEFAULT 0;
+         ALTER TABLE cm_log ADD COLUMN decide_within BIGINT;
+         ALTER TABLE cm_log ADD COLUMN decide_by BIGINT;",
     ),
 ];
 

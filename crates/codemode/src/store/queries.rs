@@ -154,7 +154,7 @@ impl Store {
                         oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical,
-                        l.asked_by, l.confirm_in_app
+                        l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -259,7 +259,8 @@ impl Store {
     pub fn waiting_calls(&self, id: Option<&str>) -> Result<Vec<WaitingCall>, StoreError> {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
-                        l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at
+                        l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at,
+                        l.ask_in_client, l.decide_within, l.decide_by
                  FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
@@ -277,6 +278,9 @@ impl Store {
                     interrupted: row.get(5)?,
                     asked_by: row.get(7)?,
                     confirm_in_app: row.get(8)?,
+                    ask_in_client: row.get(12)?,
+                    decide_within: row.get(13)?,
+                    decide_by: row.get(14)?,
                 };
                 Ok(WaitingCall {
                     action,

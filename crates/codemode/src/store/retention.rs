@@ -71,6 +71,7 @@ impl Store {
                 rule: None,
                 args: None,
                 shown: None,
+                client: None,
             };
             let decision = serde_json::to_string(&decision).unwrap_or_default();
             let mut expired = Vec::new();
@@ -98,6 +99,33 @@ impl Store {
                 expired.push(id);
             }
             Ok(expired)
+        })
+    }
+
+    /// The waiting calls of this runtime whose `decide_by` is at or before `now`, oldest deadline first
+    /// (docs/design.md, "Deciding in time").
+    pub fn overdue(&self, now: i64) -> Result<Vec<(String, u64)>, StoreError> {
+        self.with(|connection| {
+            connection.query_map(
+                "SELECT l.execution_id, l.seq FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
+                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
+                   AND l.decide_by IS NOT NULL AND l.decide_by <= ?2
+                 ORDER BY l.decide_by, l.execution_id, l.seq",
+                args![self.runtime, now],
+                |row| Ok((row.get::<String>(0)?, row.get::<i64>(1)? as u64)),
+            )
+        })
+    }
+
+    /// The earliest deadline among this runtime's waiting calls, if any has one.
+    pub fn next_deadline(&self) -> Result<Option<i64>, StoreError> {
+        self.with(|connection| {
+            connection.query_row(
+                "SELECT min(l.decide_by) FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
+                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'",
+                args![self.runtime],
+                |row| row.get::<Option<i64>>(0),
+            )
         })
     }
 
