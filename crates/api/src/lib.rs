@@ -4,6 +4,7 @@
 //! database or `connectors.json` first passes the same gate: it is refused with `config` while
 //! `connectors.json` is broken; reading keeps working.
 
+mod asking;
 mod bounded;
 mod cards;
 mod deciding;
@@ -18,6 +19,7 @@ mod settings;
 pub mod types;
 mod wait;
 
+pub use asking::{ClientAnswer, ClientDecision, ClientQuestion, question_text};
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
 pub use cards::{ApprovalCard, QueuedCall};
 pub use deciding::{

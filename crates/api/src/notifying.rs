@@ -245,7 +245,7 @@ impl Api {
 }
 
 impl Api {
-    fn source_of(&self, id: &str) -> Option<String> {
+    pub(crate) fn source_of(&self, id: &str) -> Option<String> {
         self.home
             .runtime
             .execution_head(id)

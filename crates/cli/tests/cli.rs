@@ -766,6 +766,30 @@ fn mcp_server_round_trips_with_the_official_python_client() {
     );
 }
 
+/// Asking in the agent's own client, in both protocol eras, with the official Python SDK: see
+/// `tests/mcp_ask_in_client.py` (its transcript is printed).
+#[test]
+fn mcp_asks_in_the_client_in_both_protocol_eras() {
+    worker();
+    let python = python_with_the_mcp_sdk();
+    let dir = home("mcp-ask");
+    std::fs::write(
+        dir.join("connectors.json"),
+        r#"{
+  "connectors": { "files": { "type": "files", "root": "workspace" } },
+  "rules": [
+    { "id": "notes-in-client", "effect": "ask", "call": "files.write_file",
+      "when": { "path": { "glob": "notes/**" } }, "askInClient": true },
+    { "id": "deletes-in-window", "effect": "ask", "call": "files.delete_file",
+      "askInClient": true, "confirmInApp": true }
+  ]
+}
+"#,
+    )
+    .unwrap();
+    python_client(&python, "mcp_ask_in_client.py", &[&dir]);
+}
+
 /// Runs the client script `tests/<script>` (`codemode` binary, then `homes`), which prints a transcript and
 /// ends with ALL GOOD; returns its stderr.
 fn python_client(python: &Path, script: &str, homes: &[&Path]) -> String {
