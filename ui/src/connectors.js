@@ -170,10 +170,24 @@ function section(c, starting, reload) {
     c.methods.length ? h("div.section-body.flush", h("table.methods",
       h("thead", h("tr", ["Method", "Approval", "Reexecute", "Hidden", "Revert / preview", "Description"].map((t) => h("th", t)))),
       h("tbody", c.methods.map((m) => h("tr", { dataset: { method: m.name } },
-        h("td.mono", m.name),
+        h("td.mono", m.name, annotations(m)),
         ...FLAGS.map((f) => flagCell(m, f)),
         templates(m),
         h("td.dim", (m.description || "").split("\n")[0])))))) : null);
+}
+
+/** What the server declares of a method (MCP tool annotations) and, when the connector gates by them, the gate
+ * that follows ("approval \"writes\": readOnlyHint: true"). */
+function annotations(m) {
+  const said = [];
+  if (m.readOnlyHint === true) said.push("read-only");
+  if (m.destructiveHint === true) said.push("destructive");
+  if (m.readOnlyHint === false && m.destructiveHint === false) said.push("additive");
+  const byHints = m.gate && /^approval "(writes|destructive)"/.test(m.gate);
+  if (!said.length && !byHints) return null;
+  return h("div.dim.annotations", { title: m.gate || "" },
+    said.length ? said.join(", ") : "not annotated",
+    byHints ? ` · ${m.requiresApproval ? "asks" : "runs"} (${m.gate.split(":")[0]})` : "");
 }
 
 async function act(f, done) {

@@ -56,6 +56,14 @@ pub struct MethodInfo {
     pub hidden: bool,
     /// The names of its arguments (the input schema's properties), for an editor's completion.
     pub arguments: Vec<String>,
+    /// What its server declares: `readOnlyHint` and `destructiveHint` (MCP tool annotations), when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Why it is gated or not, from the connector's `approval` and the annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<String>,
 }
 
 impl From<codemode::ToolDescriptor> for MethodInfo {
@@ -74,6 +82,9 @@ impl From<codemode::ToolDescriptor> for MethodInfo {
             replay: m.replay,
             revertible: m.revertible,
             hidden: m.hidden,
+            read_only_hint: m.read_only_hint,
+            destructive_hint: m.destructive_hint,
+            gate: m.gate,
         }
     }
 }

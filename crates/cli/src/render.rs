@@ -574,6 +574,15 @@ pub fn connectors(listing: &[ConnectorInfo], config_error: Option<&str>) -> Stri
                 .map(|d| format!(" — {d}"))
                 .unwrap_or_default();
             block.push_str(&format!("\n  {}{flags}{description}", m.name));
+            // Gated by what the server declares: say what it declared, so a change between its versions shows.
+            if let Some(gate) = m
+                .gate
+                .as_deref()
+                .filter(|g| g.starts_with("approval \"w") || g.starts_with("approval \"d"))
+            {
+                let verdict = if m.requires_approval { "asks" } else { "runs" };
+                block.push_str(&format!("\n      {verdict}: {}", visible(gate)));
+            }
         }
         blocks.push(block);
     }

@@ -37,6 +37,11 @@ pub struct ToolDescriptor {
     pub ask_in_client: bool,
     /// How long a paused call of it may wait for a person, in ms (the connector's `decideWithin`).
     pub decide_within_ms: Option<i64>,
+    /// What its server declares (MCP tool annotations `readOnlyHint`, `destructiveHint`), when it does.
+    pub read_only_hint: Option<bool>,
+    pub destructive_hint: Option<bool>,
+    /// Why `requires_approval` is what it is, for listings (`approval "writes": readOnlyHint: true`).
+    pub gate: Option<String>,
 }
 
 /// What a call knows about where it runs: the stable execution id and its sequence number, so a connector

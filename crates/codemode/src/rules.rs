@@ -166,7 +166,7 @@ impl Rule {
             return Err(fail("effect", unknown_effect(effect)));
         }
         if let Some(within) = object.get("decideWithin").and_then(Value::as_str)
-            && !crate::clock::parse_duration(within).is_some_and(|d| !d.is_zero())
+            && crate::clock::parse_duration(within).is_none_or(|d| d.is_zero())
         {
             return Err(fail(
                 "decideWithin",

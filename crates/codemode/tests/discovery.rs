@@ -24,8 +24,6 @@ fn discovery_matches_the_golden_files() {
                 .unwrap()
                 .iter()
                 .map(|t| ToolDescriptor {
-                    ask_in_client: false,
-                    decide_within_ms: None,
                     name: t["name"].as_str().unwrap().to_owned(),
                     description: t["description"].as_str().map(str::to_owned),
                     input_schema: t.get("inputSchema").cloned(),
@@ -33,7 +31,7 @@ fn discovery_matches_the_golden_files() {
                     requires_approval: t["requiresApproval"] == true,
                     replay: Replay::Log,
                     hidden: t["hidden"] == true,
-                    revertible: false,
+                    ..ToolDescriptor::default()
                 })
                 .collect();
             (

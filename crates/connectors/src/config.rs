@@ -226,6 +226,26 @@ pub enum Approval {
     Default,
     All,
     Methods(Vec<String>),
+    /// `"writes"` (MCP connectors): every tool its server does not annotate `readOnlyHint: true`.
+    Writes,
+    /// `"destructive"` (MCP connectors): every tool annotated `destructiveHint: true`, or not annotated at all
+    /// (the MCP default: a tool that is not read-only may destroy).
+    Destructive,
+}
+
+/// What a server declares of a tool (MCP tool annotations), as far as gating goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ToolHints {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+}
+
+impl ToolHints {
+    /// Whether the tool may destroy, by the MCP spec's defaults: a read-only tool does not; otherwise
+    /// `destructiveHint`, which defaults to true.
+    pub fn destructive(&self) -> bool {
+        self.read_only != Some(true) && self.destructive != Some(false)
+    }
 }
 
 impl Approval {
@@ -241,6 +261,47 @@ impl Approval {
             Approval::Methods(methods) => methods
                 .iter()
                 .any(|m| m == original || m == sanitised || sanitize_tool_name(m) == sanitised),
+            // Without the server's annotations at hand, a tool is taken as not annotated: gated.
+            Approval::Writes | Approval::Destructive => true,
+        }
+    }
+
+    /// Whether a tool the server describes with `hints` needs approval, and why, in words a listing shows
+    /// (`codemode connectors`, the Connectors view).
+    pub fn gate(&self, original: &str, sanitised: &str, hints: ToolHints) -> (bool, String) {
+        let annotated = match (hints.read_only, hints.destructive) {
+            (None, None) => "not annotated".to_owned(),
+            (read_only, destructive) => {
+                let mut said = Vec::new();
+                if let Some(read_only) = read_only {
+                    said.push(format!("readOnlyHint: {read_only}"));
+                }
+                if let Some(destructive) = destructive {
+                    said.push(format!("destructiveHint: {destructive}"));
+                }
+                said.join(", ")
+            }
+        };
+        match self {
+            Approval::Writes => {
+                let gated = hints.read_only != Some(true);
+                (gated, format!("approval \"writes\": {annotated}"))
+            }
+            Approval::Destructive => (
+                hints.destructive(),
+                format!("approval \"destructive\": {annotated}"),
+            ),
+            Approval::Default => (false, "no approval list".to_owned()),
+            Approval::All => (true, "approval \"*\"".to_owned()),
+            Approval::Methods(_) => {
+                let listed = self.requires(original, sanitised, &[]);
+                let why = if listed {
+                    "listed under approval"
+                } else {
+                    "not listed under approval"
+                };
+                (listed, why.to_owned())
+            }
         }
     }
 
@@ -589,10 +650,27 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
                 connector_kind(section, &key, &entry, data_dir).map_err(|m| at(&needle, m))?;
             let approval = match &entry.approval {
                 None => Approval::Default,
+                Some(Value::String(gate)) if gate == "writes" || gate == "destructive" => {
+                    if matches!(kind, ConnectorKind::Files { .. }) {
+                        return Err(at(
+                            &needle,
+                            format!(
+                                "{key}.approval \"{gate}\" reads the tool annotations an MCP server declares; a files connector has none: list its methods instead"
+                            ),
+                        ));
+                    }
+                    if gate == "writes" {
+                        Approval::Writes
+                    } else {
+                        Approval::Destructive
+                    }
+                }
                 Some(value) => method_list(value).ok_or_else(|| {
                     at(
                         &needle,
-                        format!("{key}.approval must be a list of method names or \"*\""),
+                        format!(
+                            "{key}.approval must be \"*\", \"writes\", \"destructive\" or a list of method names"
+                        ),
                     )
                 })?,
             };
@@ -649,7 +727,9 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
             let gates = |method: &str| match &approval {
                 Approval::All => true,
                 Approval::Methods(_) => approval.requires(method, &sanitize_tool_name(method), &[]),
-                Approval::Default => false,
+                // Known only from the server's annotations: a preview naming a gated tool is refused when it
+                // would run (it must be annotated read-only, or listed under readOnly).
+                Approval::Default | Approval::Writes | Approval::Destructive => false,
             };
             if let Some((method, template)) = entry
                 .preview

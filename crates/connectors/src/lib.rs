@@ -37,6 +37,8 @@ impl Connectors {
                     Approval::Default => None,
                     Approval::All => Some(vec!["*".to_owned()]),
                     Approval::Methods(methods) => Some(methods.clone()),
+                    // Refused for files when the configuration is read.
+                    Approval::Writes | Approval::Destructive => None,
                 };
                 let state = data_dir.join("state").join(&entry.name);
                 let connector = FilesConnector::new(&entry.name, root, &state, approval)

@@ -386,9 +386,13 @@ impl McpConnector {
                 continue;
             }
             let policy = &self.policy;
-            let requires_approval = match &policy.approval {
-                None => false,
-                Some(approval) => approval.requires(&original, &sanitised, &[]),
+            let hints = crate::config::ToolHints {
+                read_only: tool.annotations.as_ref().and_then(|a| a.read_only_hint),
+                destructive: tool.annotations.as_ref().and_then(|a| a.destructive_hint),
+            };
+            let (requires_approval, gate) = match &policy.approval {
+                None => (false, "no approval list".to_owned()),
+                Some(approval) => approval.gate(&original, &sanitised, hints),
             };
             let mut descriptor = ToolDescriptor {
                 name: sanitised.clone(),
@@ -406,6 +410,9 @@ impl McpConnector {
                 },
                 hidden: Policy::lists(&policy.hidden, &original, &sanitised),
                 revertible: policy.revert_for(&original, &sanitised).is_some(),
+                read_only_hint: hints.read_only,
+                destructive_hint: hints.destructive,
+                gate: Some(gate),
                 ..ToolDescriptor::default()
             };
             policy.asking.mark(&mut descriptor, &original);

@@ -546,3 +546,112 @@ async fn a_preview_template_shows_the_present_state_through_a_read_only_call_nev
         "{error}"
     );
 }
+
+/// `"approval": "writes"` gates every tool server-memory does not annotate read-only; `"destructive"` only the
+/// ones it annotates destructive (its `delete_*`): reads run, writes (or deletes) pause, and the listing says why.
+#[tokio::test(flavor = "multi_thread")]
+async fn approval_by_annotations_gates_what_the_server_declares() {
+    const READ_WRITE_DELETE: &str = r#"async () => {
+  await memory.read_graph();
+  await memory.create_entities({ entities: [{ name: "a", entityType: "t", observations: ["x"] }] });
+  await memory.delete_entities({ entityNames: ["a"] });
+  return "done";
+}"#;
+    for (gate, paused_at, gated, ungated) in [
+        (
+            "writes",
+            "create_entities",
+            ["create_entities", "delete_entities"],
+            ["read_graph", "open_nodes"],
+        ),
+        (
+            "destructive",
+            "delete_entities",
+            ["delete_entities", "delete_observations"],
+            ["read_graph", "create_entities"],
+        ),
+    ] {
+        let dir = scratch(&format!("mcp-annotations-{gate}"));
+        let config_text = json!({
+            "mcpServers": {
+                "memory": stdio_entry(npm_server("@modelcontextprotocol/server-memory"), json!({
+                    "env": {"MEMORY_FILE_PATH": dir.join("memory.jsonl").display().to_string()},
+                    "approval": gate
+                }))
+            }
+        })
+        .to_string();
+        let (runtime, built) = open(&dir, &config_text).await;
+        let listing = runtime.connectors().await;
+        let methods = &listing.iter().find(|c| c.name == "memory").unwrap().methods;
+        let method = |name: &str| methods.iter().find(|m| m.name == name).unwrap().clone();
+        for name in gated {
+            assert!(method(name).requires_approval, "{gate}: {name} is gated");
+        }
+        for name in ungated {
+            assert!(!method(name).requires_approval, "{gate}: {name} runs");
+        }
+        let read = method("read_graph");
+        assert_eq!(
+            (read.read_only_hint, read.gate.as_deref()),
+            (
+                Some(true),
+                Some(
+                    format!("approval \"{gate}\": readOnlyHint: true, destructiveHint: false")
+                        .as_str()
+                )
+            )
+        );
+        assert_eq!(
+            method("delete_entities").gate.as_deref(),
+            Some(
+                format!("approval \"{gate}\": readOnlyHint: false, destructiveHint: true").as_str()
+            )
+        );
+
+        let paused = outcome(&runtime.execute(READ_WRITE_DELETE).await.unwrap());
+        assert_eq!(paused["status"], "paused", "{gate}: {paused}");
+        assert_eq!(
+            paused["pending"][0]["method"], paused_at,
+            "{gate}: {paused}"
+        );
+        let id = paused["executionId"].as_str().unwrap().to_owned();
+        let mut done = outcome(&runtime.approve(&id, Actor::Cli, None).await.unwrap());
+        if done["status"] == "paused" {
+            assert_eq!(done["pending"][0]["method"], "delete_entities");
+            done = outcome(&runtime.approve(&id, Actor::Cli, None).await.unwrap());
+        }
+        assert_eq!(done["result"], "done", "{gate}: {done}");
+        built.shutdown().await;
+    }
+}
+
+#[test]
+fn approval_by_annotations_is_for_mcp_connectors() {
+    let refused = config::parse(
+        r#"{"connectors": {"files": {"type": "files", "root": "w", "approval": "writes"}}}"#,
+        Path::new("/tmp/connectors.json"),
+        Path::new("/tmp"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains(
+            "files.approval \"writes\" reads the tool annotations an MCP server declares"
+        ),
+        "{refused}"
+    );
+    let refused = config::parse(
+        r#"{"mcpServers": {"m": {"command": "x", "approval": "reads"}}}"#,
+        Path::new("/tmp/connectors.json"),
+        Path::new("/tmp"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        refused.contains(
+            "m.approval must be \"*\", \"writes\", \"destructive\" or a list of method names"
+        ),
+        "{refused}"
+    );
+}

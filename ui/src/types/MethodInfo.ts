@@ -8,4 +8,12 @@ export type MethodInfo = { name: string, description: string | null, requiresApp
 /**
  * The names of its arguments (the input schema's properties), for an editor's completion.
  */
-arguments: Array<string>, };
+arguments: Array<string>, 
+/**
+ * What its server declares: `readOnlyHint` and `destructiveHint` (MCP tool annotations), when given.
+ */
+readOnlyHint?: boolean | null, destructiveHint?: boolean | null, 
+/**
+ * Why it is gated or not, from the connector's `approval` and the annotations.
+ */
+gate?: string | null, };
