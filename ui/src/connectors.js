@@ -185,9 +185,12 @@ function annotations(m) {
   if (m.readOnlyHint === false && m.destructiveHint === false) said.push("additive");
   const byHints = m.gate && /^approval "(writes|destructive)"/.test(m.gate);
   if (!said.length && !byHints) return null;
+  const moved = m.gateChanged;
   return h("div.dim.annotations", { title: m.gate || "" },
     said.length ? said.join(", ") : "not annotated",
-    byHints ? ` · ${m.requiresApproval ? "asks" : "runs"} (${m.gate.split(":")[0]})` : "");
+    byHints ? ` · ${m.requiresApproval ? "asks" : "runs"} (${m.gate.split(":")[0]})` : "",
+    moved ? h("div.gate-moved", { title: `before: ${moved.gate}` },
+      `⚠ the server declares this tool differently since ${new Date(moved.at).toLocaleDateString()}: it ${moved.asked ? "asked" : "ran"} before`) : null);
 }
 
 async function act(f, done) {

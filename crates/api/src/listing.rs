@@ -64,6 +64,9 @@ pub struct MethodInfo {
     /// Why it is gated or not, from the connector's `approval` and the annotations.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<String>,
+    /// The gate before the server's annotations moved it (shown for a week after it moved).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate_changed: Option<codemode::GateChange>,
 }
 
 impl From<codemode::ToolDescriptor> for MethodInfo {
@@ -85,6 +88,7 @@ impl From<codemode::ToolDescriptor> for MethodInfo {
             read_only_hint: m.read_only_hint,
             destructive_hint: m.destructive_hint,
             gate: m.gate,
+            gate_changed: m.gate_changed,
         }
     }
 }

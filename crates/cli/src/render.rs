@@ -582,6 +582,14 @@ pub fn connectors(listing: &[ConnectorInfo], config_error: Option<&str>) -> Stri
             {
                 let verdict = if m.requires_approval { "asks" } else { "runs" };
                 block.push_str(&format!("\n      {verdict}: {}", visible(gate)));
+                if let Some(was) = &m.gate_changed {
+                    let then = if was.asked { "asked" } else { "ran" };
+                    block.push_str(&format!(
+                        "\n      gate moved {} UTC: the server declares this tool differently than before, when it {then} ({})",
+                        time(was.at),
+                        visible(&was.gate)
+                    ));
+                }
             }
         }
         blocks.push(block);

@@ -42,6 +42,22 @@ pub struct ToolDescriptor {
     pub destructive_hint: Option<bool>,
     /// Why `requires_approval` is what it is, for listings (`approval "writes": readOnlyHint: true`).
     pub gate: Option<String>,
+    /// The gate it had before its server's annotations changed it, for a while after they did.
+    pub gate_changed: Option<GateChange>,
+}
+
+/// A gate that moved because a server declares a tool differently than it did (a new version of the server).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct GateChange {
+    /// Whether calls of it were asked about before.
+    pub asked: bool,
+    /// Why, then.
+    pub gate: String,
+    /// When the change was first seen (epoch ms).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub at: i64,
 }
 
 /// What a call knows about where it runs: the stable execution id and its sequence number, so a connector

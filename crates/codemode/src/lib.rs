@@ -24,7 +24,7 @@ mod transitions;
 pub mod typegen;
 
 pub use allowing::{AllowIntent, Approved, ArgumentMatch};
-pub use connector::{BoxFuture, CallContext, Connector, Replay, ToolDescriptor};
+pub use connector::{BoxFuture, CallContext, Connector, GateChange, Replay, ToolDescriptor};
 pub use executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,
     PassRequest, SnippetAnswer, StepAnswer,

@@ -100,6 +100,22 @@ pub struct McpConnector {
     secrets: Arc<[String]>,
     /// Where a remote server's sign-in is kept (`remote::credentials_path`); `None` for local servers.
     credentials: Option<PathBuf>,
+    /// Where the gates its tools' annotations produced are remembered between starts, so a gate a new version
+    /// of the server moves is shown as moved (`<data dir>/state/<name>/gates.json`).
+    gates_file: Option<PathBuf>,
+}
+
+/// How long a moved gate is shown as moved.
+const GATE_CHANGE_SHOWN_MS: i64 = 7 * 24 * 3600 * 1000;
+
+/// One tool's gate as remembered in `gates.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RememberedGate {
+    asked: bool,
+    gate: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    changed: Option<codemode::GateChange>,
 }
 
 /// One start of a server.
@@ -170,6 +186,73 @@ impl McpConnector {
             state: Mutex::new(ServerState::NotStarted),
             secrets,
             credentials: None,
+            gates_file: None,
+        }
+    }
+
+    /// Remembers the gates its tools' annotations produce under `data_dir`, to show one a server moves.
+    pub fn with_gates_file(mut self, data_dir: &Path) -> Self {
+        self.gates_file = Some(data_dir.join("state").join(&self.name).join("gates.json"));
+        self
+    }
+
+    /// Compares the gates the server's annotations produce now with those of its last start: a tool whose gate
+    /// moved (same `approval` mode, other verdict or other annotations) carries the old one for
+    /// [`GATE_CHANGE_SHOWN_MS`]. Only gates read from annotations are remembered: a list is the person's own.
+    fn remember_gates(&self, methods: &mut [Method]) {
+        let Some(file) = &self.gates_file else {
+            return;
+        };
+        let by_hints = |gate: &str| {
+            gate.starts_with("approval \"writes\"") || gate.starts_with("approval \"destructive\"")
+        };
+        let mut remembered: BTreeMap<String, RememberedGate> = std::fs::read(file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or_default();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64);
+        let mode = |gate: &str| gate.split(':').next().unwrap_or_default().to_owned();
+        for method in methods.iter_mut() {
+            let descriptor = &mut method.descriptor;
+            let Some(gate) = descriptor.gate.clone().filter(|g| by_hints(g)) else {
+                continue;
+            };
+            let asked = descriptor.requires_approval;
+            let changed = match remembered.get(&method.original) {
+                Some(before)
+                    if mode(&before.gate) == mode(&gate)
+                        && (before.asked != asked || before.gate != gate) =>
+                {
+                    Some(codemode::GateChange {
+                        asked: before.asked,
+                        gate: before.gate.clone(),
+                        at: now,
+                    })
+                }
+                Some(before) if before.gate == gate && before.asked == asked => before
+                    .changed
+                    .clone()
+                    .filter(|c| now - c.at < GATE_CHANGE_SHOWN_MS),
+                _ => None,
+            };
+            descriptor.gate_changed = changed.clone();
+            remembered.insert(
+                method.original.clone(),
+                RememberedGate {
+                    asked,
+                    gate,
+                    changed,
+                },
+            );
+        }
+        if let Ok(text) = serde_json::to_vec_pretty(&remembered) {
+            // Best effort: without the file a moved gate is simply not shown as moved.
+            if let Some(folder) = file.parent() {
+                let _ = crate::owner_only::create_dir_all(folder);
+            }
+            let _ = std::fs::write(file, text);
         }
     }
 
@@ -208,12 +291,15 @@ impl McpConnector {
             entry.call_timeout,
             entry.revert_timeout,
         );
-        Some(match entry.kind {
-            ConnectorKind::Http { .. } => {
-                connector.with_credentials(remote::credentials_path(data_dir, &entry.name))
+        Some(
+            match entry.kind {
+                ConnectorKind::Http { .. } => {
+                    connector.with_credentials(remote::credentials_path(data_dir, &entry.name))
+                }
+                _ => connector,
             }
-            _ => connector,
-        })
+            .with_gates_file(data_dir),
+        )
     }
 
     /// The tool's name as the server spells it (methods are sanitised names), which policy lists may use.
@@ -427,6 +513,7 @@ impl McpConnector {
                 read_only,
             });
         }
+        self.remember_gates(&mut methods);
         Ok(Session {
             generation,
             service,

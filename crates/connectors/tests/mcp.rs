@@ -655,3 +655,61 @@ fn approval_by_annotations_is_for_mcp_connectors() {
         "{refused}"
     );
 }
+
+/// A gate read from annotations is remembered between starts: when the server declares a tool differently (a
+/// new version), the listing shows the gate it had before, beside the one it has now.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gate_the_server_moves_by_declaring_a_tool_differently_is_shown_as_moved() {
+    let dir = scratch("mcp-gate-moved");
+    let config_text = json!({
+        "mcpServers": {
+            "memory": stdio_entry(npm_server("@modelcontextprotocol/server-memory"), json!({
+                "env": {"MEMORY_FILE_PATH": dir.join("memory.jsonl").display().to_string()},
+                "approval": "writes"
+            }))
+        }
+    })
+    .to_string();
+    let read_graph = |listing: &[codemode::ConnectorListing]| {
+        listing[0]
+            .methods
+            .iter()
+            .find(|m| m.name == "read_graph")
+            .cloned()
+            .unwrap()
+    };
+    let (runtime, built) = open(&dir, &config_text).await;
+    let first = read_graph(&runtime.connectors().await);
+    assert_eq!(
+        (first.requires_approval, first.gate_changed.clone()),
+        (false, None)
+    );
+    built.shutdown().await;
+    drop(runtime);
+
+    // What an older version of the server declared: read_graph without annotations, so it was asked about.
+    let gates = dir.join("state/memory/gates.json");
+    let mut remembered: Value =
+        serde_json::from_str(&std::fs::read_to_string(&gates).unwrap()).unwrap();
+    remembered["read_graph"] = json!({"asked": true, "gate": "approval \"writes\": not annotated"});
+    std::fs::write(&gates, remembered.to_string()).unwrap();
+
+    let (runtime, built) = open(&dir, &config_text).await;
+    let moved = read_graph(&runtime.connectors().await);
+    assert!(!moved.requires_approval);
+    let change = moved.gate_changed.expect("shown as moved");
+    assert_eq!(
+        (change.asked, change.gate.as_str()),
+        (true, "approval \"writes\": not annotated")
+    );
+    built.shutdown().await;
+    drop(runtime);
+    // Still shown on the next start, until a week has passed.
+    let (runtime, built) = open(&dir, &config_text).await;
+    assert!(
+        read_graph(&runtime.connectors().await)
+            .gate_changed
+            .is_some()
+    );
+    built.shutdown().await;
+}
