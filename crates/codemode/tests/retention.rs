@@ -381,3 +381,59 @@ async fn a_run_holding_a_record_goes_by_age_or_by_a_persons_delete() {
     runtime.prune_executions(1).await.unwrap();
     assert_eq!(ids_of(&runtime), vec![recent]);
 }
+
+/// The prune at each run's start looks at a bounded slice just beyond the window for runs holding no record
+/// (docs/performance.md, "Retention at each run"), so a backlog — a lower limit than the runs kept — goes a
+/// slice per run, and an explicit prune takes it all at once; runs past their time go whatever their place.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_backlog_beyond_a_lowered_limit_goes_a_slice_per_run_and_at_once_when_asked() {
+    let (items, clock) = (Items::new(), TestClock::at(1_000));
+    let count = |runtime: &Runtime| runtime.executions(None).unwrap().len();
+    let db = std::env::temp_dir()
+        .join(format!("codemode-test-{}", uuid::Uuid::new_v4()))
+        .join("codemode.db");
+    let open_reopened = |max_executions: usize| {
+        let options = RuntimeOptions {
+            worker: Some(support::worker_path()),
+            clock: clock.clone(),
+            max_executions,
+            ..RuntimeOptions::default()
+        };
+        let connector: Arc<dyn Connector> = items.clone();
+        Runtime::open(support::store_at(&db), options, vec![connector])
+    };
+    let runtime = open_reopened(1_000).await.unwrap();
+    for _ in 0..150 {
+        clock.advance(1);
+        runtime.execute("async () => 1").await.unwrap();
+    }
+    drop(runtime);
+    // maxExecutions lowered to 10: 140 trivial runs now lie beyond the window.
+    let runtime = open_reopened(10).await.unwrap();
+    clock.advance(1);
+    runtime.execute("async () => 1").await.unwrap();
+    assert_eq!(
+        count(&runtime),
+        151 - 64,
+        "one slice of 64 went with the first run"
+    );
+    clock.advance(1);
+    runtime.execute("async () => 1").await.unwrap();
+    assert_eq!(count(&runtime), 152 - 128);
+    clock.advance(1);
+    runtime.execute("async () => 1").await.unwrap();
+    assert_eq!(count(&runtime), 11, "the window and the run just begun");
+    drop(runtime);
+
+    let runtime = open_reopened(1_000).await.unwrap();
+    for _ in 0..100 {
+        clock.advance(1);
+        runtime.execute("async () => 1").await.unwrap();
+    }
+    assert_eq!(
+        runtime.prune_executions(5).await.unwrap(),
+        106,
+        "an explicit prune takes all at once"
+    );
+    assert_eq!(count(&runtime), 5);
+}

@@ -133,7 +133,7 @@ impl Store {
     /// `retention` still keeps (by this store's clock); returns the deleted ids.
     pub fn prune(&self, retention: Retention) -> Result<Vec<String>, StoreError> {
         let now = self.clock.now_ms();
-        self.write(|tx| prune(self, tx, retention, now, None))
+        self.write(|tx| prune(self, tx, retention, now, None, None))
     }
 
     /// Deletes one execution and its log, unless a live process holds its pass or its rollback
@@ -156,46 +156,78 @@ impl Store {
     }
 }
 
+/// How many of the runs just beyond the newest `retention.keep` the prune at each run's start looks at for
+/// runs that hold no record. A run falls beyond the window one at a time, as newer ones start, and is looked at
+/// then; the ones further beyond were looked at before and kept because they hold a record, so they go only by
+/// age, which [`prune`] finds through the time index. A backlog (a lower `maxExecutions`) goes this many a run.
+pub(super) const PRUNE_SLICE: i64 = 64;
+
 /// Deletes terminal executions beyond the newest `retention.keep` (never `except`); returns the deleted ids.
 /// A run holding a record ([`HOLDS_A_RECORD`]) is deleted only once it is older than
 /// `retention.keep_decided_for`: otherwise an agent's trivial runs would push a person's decision, or what was
-/// done and undone after it, out of the log (docs/design.md, "Retention").
+/// done and undone after it, out of the log (docs/design.md, "Retention"). `slice` bounds how many runs beyond
+/// the window are checked for a record ([`PRUNE_SLICE`] at each run's start, so its cost does not grow with the
+/// decided runs kept; `None` for an explicit prune, which looks at them all); runs past their time are found
+/// through the `(runtime, created_at)` index whatever `slice` says (docs/performance.md, "Retention at each run").
 pub(super) fn prune(
     store: &Store,
     tx: &dyn Sql,
     retention: Retention,
     now: i64,
     except: Option<&str>,
+    slice: Option<i64>,
 ) -> Result<Vec<String>> {
-    let ids: Vec<String> = {
-        let rows = tx.query_map(
+    const TERMINAL: &str = "status IN ('completed', 'error', 'rejected', 'rolled_back')";
+    let keep = i64::try_from(retention.keep).unwrap_or(i64::MAX);
+    // The oldest run the window keeps: everything after it in (created_at, id) order is beyond.
+    let edge: Option<(i64, String)> = match keep {
+        0 => Some((i64::MAX, String::new())),
+        _ => tx.query_row_opt(
             &format!(
-                "SELECT e.id, {ROLLBACK_COLUMNS}
-                 FROM (SELECT id FROM cm_executions
-                       WHERE runtime = ?1 AND status IN ('completed', 'error', 'rejected', 'rolled_back')
-                         AND id IS DISTINCT FROM ?2
-                       ORDER BY created_at DESC, id DESC LIMIT 9223372036854775807 OFFSET ?3) beyond
-                 JOIN cm_executions e ON e.id = beyond.id {HOLDER_HOSTS}
-                 WHERE e.updated_at < ?4 OR NOT ({HOLDS_A_RECORD})
-                 ORDER BY e.created_at DESC, e.id DESC"
+                "SELECT created_at, id FROM cm_executions
+                 WHERE runtime = ?1 AND {TERMINAL} AND id IS DISTINCT FROM ?2
+                 ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?3"
             ),
-            args![
-                store.runtime,
-                except,
-                i64::try_from(retention.keep).unwrap_or(i64::MAX),
-                retention.record_cutoff(now)
-            ],
-            |row| Ok((row.get::<String>(0)?, Holder::read(row, 1)?)),
-        )?;
-        let mut ids = Vec::new();
-        for (id, rollback) in rows {
-            // A run being rolled back by a live process keeps its audit row until the rollback ends.
-            if !store.holder_alive(&rollback) {
-                ids.push(id);
-            }
-        }
-        ids
+            args![store.runtime, except, keep - 1],
+            |row| Ok((row.get::<i64>(0)?, row.get::<String>(1)?)),
+        )?,
     };
+    let Some((edge_at, edge_id)) = edge else {
+        return Ok(Vec::new());
+    };
+    let beyond = "(e.created_at < ?3 OR (e.created_at = ?3 AND e.id < ?4))";
+    let cutoff = retention.record_cutoff(now);
+    let rows = tx.query_map(
+        &format!(
+            "SELECT e.id, {ROLLBACK_COLUMNS} FROM (
+                 SELECT id FROM (SELECT e.id, e.created_at FROM cm_executions e
+                                 WHERE e.runtime = ?1 AND e.{TERMINAL} AND e.id IS DISTINCT FROM ?2 AND {beyond}
+                                 ORDER BY e.created_at DESC, e.id DESC LIMIT ?5) front
+                 UNION
+                 SELECT e.id FROM cm_executions e
+                 WHERE e.runtime = ?1 AND e.{TERMINAL} AND e.id IS DISTINCT FROM ?2 AND {beyond}
+                   AND e.created_at < ?6 AND e.updated_at < ?6
+             ) candidate JOIN cm_executions e ON e.id = candidate.id {HOLDER_HOSTS}
+             WHERE e.updated_at < ?6 OR NOT ({HOLDS_A_RECORD})
+             ORDER BY e.created_at DESC, e.id DESC"
+        ),
+        args![
+            store.runtime,
+            except,
+            edge_at,
+            edge_id,
+            slice.unwrap_or(i64::MAX),
+            cutoff
+        ],
+        |row| Ok((row.get::<String>(0)?, Holder::read(row, 1)?)),
+    )?;
+    let mut ids = Vec::new();
+    for (id, rollback) in rows {
+        // A run being rolled back by a live process keeps its audit row until the rollback ends.
+        if !store.holder_alive(&rollback) {
+            ids.push(id);
+        }
+    }
     for id in &ids {
         tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
         tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;

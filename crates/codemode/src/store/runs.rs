@@ -29,7 +29,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
                 args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
             )?;
-            prune(self, tx, retention, now, Some(id))
+            prune(self, tx, retention, now, Some(id), Some(super::retention::PRUNE_SLICE))
         })
     }
 
@@ -88,14 +88,14 @@ pub(super) fn touch(tx: &dyn Sql, runtime: &str, id: &str, now: i64) -> Result<(
     Ok(())
 }
 
-/// The condition that the `cm_log` rows of a statement belong to a run of the runtime in parameter `param`.
+/// The condition that the run a statement names by id in `?1` belongs to the runtime in parameter `param`.
 /// Every statement that names a run by id is scoped to this store's runtime, so a host of another runtime
 /// sharing the database can neither read nor change its runs (docs/shared-store.md, "Runs belong to their
-/// runtime").
+/// runtime"). Written as a comparison with the run's runtime rather than an `EXISTS` over `cm_executions`:
+/// SQLite (built with STAT4) plans that `EXISTS` around the bound values and re-prepares the statement each
+/// time one changes — a parse on every recorded call (docs/performance.md, "Statements planned once").
 pub(super) fn of_runtime(param: &str) -> String {
-    format!(
-        "EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = cm_log.execution_id AND r.runtime = {param})"
-    )
+    format!("(SELECT r.runtime FROM cm_executions r WHERE r.id = ?1) = {param}")
 }
 
 /// The internal fail path: the run becomes `error` with the message (capped at the durable limit).
