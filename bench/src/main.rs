@@ -5,6 +5,7 @@
 //! ratios, writes them as JSON; never asserts a time. Started by `bench/run`, which serves the reference.
 
 mod hosts;
+mod paths;
 mod queue;
 
 use codemode::{Actor, BoxFuture, CallContext, Connector, ToolDescriptor};
@@ -691,6 +692,7 @@ fn usage() -> String {
     "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--store URL]… [--reps N] [--out FILE]\n       \
      codemode-bench hosts --store URL [--hosts N] [--seconds S]\n       \
      codemode-bench queue [--runs N] [--calls M] [--reps R] [--wait SECONDS] [--keep DIR]\n       \
+     codemode-bench paths [--calls N]\n       \
      (bench/run starts the reference server and a throwaway PostgreSQL and calls both; --ours-only times our\n       \
      side alone; each --store adds a column: the same workloads on that PostgreSQL store)"
         .into()
@@ -720,6 +722,13 @@ fn main() -> ExitCode {
                 ),
             }
         }
+        Some("paths") => paths::run(
+            args.iter()
+                .position(|a| a == "--calls")
+                .and_then(|i| args.get(i + 1))
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(20_000),
+        ),
         Some("queue") => {
             let flag = |name: &str, default: u64| {
                 args.iter()
