@@ -460,6 +460,25 @@ await test("a pause from a separate codemode process appears, with a desktop not
   await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "resolved by the CLI");
 });
 
+await test("a call with decideWithin counts down on its card, and says it is asked in the agent's client too", async () => {
+  await nav("approvals");
+  cli("rules", "add", JSON.stringify({ id: "timed-e2e", effect: "ask", call: "files.write_file",
+    when: { path: { glob: "timed/**" } }, decideWithin: "30m", askInClient: true }));
+  const program = join(HOME, "timed.js");
+  writeFileSync(program, WRITE("timed/report.md", "due soon"));
+  const outcome = cli("run", program);
+  assert(outcome.status === "paused" && outcome.pending[0].decideBy, JSON.stringify(outcome));
+  await waitText("#approvals-list", (t) => t.includes("timed/report.md") && /decide within (29|30) min/.test(t),
+    "the queue says how long is left");
+  await clickInPage(`#approvals-list .card[data-id="${outcome.executionId}"]`);
+  await waitText("#decide-by", (t) => /decide within (29|30) min/.test(t), "the card says how long is left");
+  await waitText("#ask-in-client", (t) => t.includes("asked in the client too"), "and that the client is asked too");
+  await shot("decide-within-card");
+  cli("reject", outcome.executionId, String(outcome.pending[0].seq));
+  cli("rules", "remove", "timed-e2e");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "decided from the CLI");
+});
+
 await test("the arguments as the API renders them and a half-typed reason survive a pause arriving from another process", async () => {
   await playground(`async () => files.write_file({ content: "x", meta: { a: { b: { c: 1 } } }, path: "deep.txt" })`);
   await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
