@@ -347,21 +347,7 @@ impl CodemodeServer {
                 now => now,
             },
         };
-        let waited = match waited {
-            Ok(WaitOutcome::Outcome(outcome)) if include_calls => {
-                api.with_calls(outcome).map(WaitOutcome::Outcome)
-            }
-            waited => waited,
-        };
-        match waited {
-            Ok(waited) => answer(
-                api,
-                serde_json::to_value(&waited).unwrap_or(Value::Null),
-                include_calls,
-            )
-            .into(),
-            Err(error) => misuse(&error).into(),
-        }
+        answer_waited(api, waited, include_calls).into()
     }
 
     async fn wait(
@@ -395,20 +381,7 @@ impl CodemodeServer {
             waited = api.wait(id, timeout) => waited,
             () = context.ct.cancelled() => api.wait(id, Duration::ZERO).await,
         };
-        let waited = match waited {
-            Ok(WaitOutcome::Outcome(outcome)) if include_calls => {
-                api.with_calls(outcome).map(WaitOutcome::Outcome)
-            }
-            waited => waited,
-        };
-        match waited {
-            Ok(waited) => answer(
-                &api,
-                serde_json::to_value(&waited).unwrap_or(Value::Null),
-                include_calls,
-            ),
-            Err(error) => misuse(&error),
-        }
+        answer_waited(&api, waited, include_calls)
     }
 }
 
@@ -478,6 +451,29 @@ fn client_answer(result: &ElicitResult) -> Option<ClientAnswer> {
 /// (`runtime.maxOutputChars`); the audit log keeps everything.
 fn answer(api: &Api, outcome: Value, include_calls: bool) -> CallToolResult {
     CallToolResult::structured(bound_outcome(outcome, api.output_budget(include_calls)))
+}
+
+/// What `codemode_wait` (or a client's answer) came to, as the tool's result: the outcome with its calls when
+/// they were asked for, bounded; a failure as misuse.
+fn answer_waited(
+    api: &Api,
+    waited: Result<WaitOutcome, ApiError>,
+    include_calls: bool,
+) -> CallToolResult {
+    let waited = match waited {
+        Ok(WaitOutcome::Outcome(outcome)) if include_calls => {
+            api.with_calls(outcome).map(WaitOutcome::Outcome)
+        }
+        waited => waited,
+    };
+    match waited {
+        Ok(waited) => answer(
+            api,
+            serde_json::to_value(&waited).unwrap_or(Value::Null),
+            include_calls,
+        ),
+        Err(error) => misuse(&error),
+    }
 }
 
 /// The optional `includeCalls` flag; anything but a boolean is misuse (the refusal's text).

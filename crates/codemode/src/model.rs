@@ -166,6 +166,22 @@ pub struct Decision {
     pub client: Option<String>,
 }
 
+impl Decision {
+    /// Nobody decided in time: the call was rejected `by: "expiry"` at `at` (docs/design.md, "Deciding in time").
+    pub fn expired(at: i64) -> Self {
+        Decision {
+            kind: DecisionKind::Expired,
+            by: Actor::Expiry,
+            at,
+            reason: None,
+            rule: None,
+            args: None,
+            shown: None,
+            client: None,
+        }
+    }
+}
+
 /// The error a run ends with when its waiting call was rejected: the reference's words for a person's
 /// rejection (with the reason after `: `), and for a call nobody decided in time what says so, so an agent
 /// can tell the two apart (docs/semantics.md, "Deciding in time").

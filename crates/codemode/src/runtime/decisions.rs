@@ -225,16 +225,7 @@ impl Runtime {
         let now = self.inner.now();
         let mut expired = Vec::new();
         for (id, seq) in self.inner.store.overdue(now)? {
-            let decision = Decision {
-                kind: DecisionKind::Expired,
-                by: Actor::Expiry,
-                at: now,
-                reason: None,
-                rule: None,
-                args: None,
-                shown: None,
-                client: None,
-            };
+            let decision = Decision::expired(now);
             if self.reject_decided(&id, seq, None, &decision).await.is_ok() {
                 expired.push(id);
             }

@@ -4,7 +4,7 @@
 use super::rows::{HOLDER_HOSTS, Holder, ROLLBACK_COLUMNS, run_row};
 use super::sql::{Sql, args};
 use super::{Result, Store, StoreError};
-use crate::model::{Actor, Decision, DecisionKind, ExecutionStatus};
+use crate::model::{Actor, Decision, ExecutionStatus};
 use crate::transitions::{self, DeleteStep};
 use std::time::Duration;
 
@@ -63,17 +63,7 @@ impl Store {
                 args![self.runtime, cutoff],
                 |row| row.get(0),
             )?;
-            let decision = Decision {
-                kind: DecisionKind::Expired,
-                by: Actor::Expiry,
-                at: now,
-                reason: None,
-                rule: None,
-                args: None,
-                shown: None,
-                client: None,
-            };
-            let decision = serde_json::to_string(&decision).unwrap_or_default();
+            let decision = serde_json::to_string(&Decision::expired(now)).unwrap_or_default();
             let mut expired = Vec::new();
             for id in stale {
                 let Some(run) = run_row(tx, &self.runtime, &id)? else {
