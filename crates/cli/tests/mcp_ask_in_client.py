@@ -1,7 +1,7 @@
 """Asking in the agent's own client (docs/design.md, "Asking in the client"), driven by the official Python MCP SDK
 2.3 in both protocol eras: `mode="legacy"` (the initialize handshake, 2025-11-25: the server sends
 `elicitation/create`) and `mode="2026-07-28"` (stateless: the server answers `input_required` and the SDK retries
-with the answer). In each: approve in the client, reject with a reason, decline, the console answering first, a
+with the answer). In each: approve in the client, reject with a reason, decline, cancel, the console answering first, a
 `confirmInApp` call (never asked), and a client without elicitation (never asked). Prints a transcript of each
 exchange; exits non-zero on the first broken expectation.
 
@@ -128,6 +128,13 @@ async def era(mode):
     check(out["pending"][0]["args"]["path"] == f"notes/{tag}-declined.txt", "pending stays whole")
     check(cli("approve", out["executionId"]).returncode == 0, "the console approves afterwards")
     check((WORKSPACE / f"notes/{tag}-declined.txt").read_text() == "later", "then it runs")
+
+    print("-- cancel: the call waits for the console too", flush=True)
+    person = Person({"action": "cancel"})
+    out = await call(mode, person, write(f"notes/{tag}-cancelled.txt", "not now"))
+    check(len(person.asked) == 1 and out["status"] == "paused", "cancelled: asked once, still paused")
+    check(cli("reject", f"{out['executionId']}:{out['pending'][0]['seq']}").returncode == 0, "the console rejects")
+    check(not (WORKSPACE / f"notes/{tag}-cancelled.txt").exists(), "nothing written")
 
     print("-- the console answers first; the client's late answer is stale", flush=True)
 
