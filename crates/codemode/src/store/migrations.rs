@@ -125,10 +125,12 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE cm_log ADD COLUMN confirm_in_app INTEGER NOT NULL DEFAULT 0;",
     // 13: whether a waiting call is asked in the agent's client too, and how long it may wait for a person
     // (with the deadline that follows), recorded when it paused (docs/design.md, "Asking in the client",
-    // "Deciding in time").
+    // "Deciding in time"); and the waiting calls indexed apart, so the queue, the tray and the deadline sweep
+    // find them without walking every paused run's log (docs/performance.md, "Lean reads").
     "ALTER TABLE cm_log ADD COLUMN ask_in_client INTEGER NOT NULL DEFAULT 0;
      ALTER TABLE cm_log ADD COLUMN decide_within INTEGER;
-     ALTER TABLE cm_log ADD COLUMN decide_by INTEGER;",
+     ALTER TABLE cm_log ADD COLUMN decide_by INTEGER;
+     CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -226,7 +228,8 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
         13,
         "ALTER TABLE cm_log ADD COLUMN ask_in_client BIGINT NOT NULL DEFAULT 0;
          ALTER TABLE cm_log ADD COLUMN decide_within BIGINT;
-         ALTER TABLE cm_log ADD COLUMN decide_by BIGINT;",
+         ALTER TABLE cm_log ADD COLUMN decide_by BIGINT;
+         CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
     ),
 ];
 

@@ -255,14 +255,16 @@ impl Store {
     }
 
     /// [`Store::pending`], each call with its run's source and times: what a rule reads of a waiting call, and
-    /// what the approval queue lists (no run's code or log is read: docs/performance.md, "Lean reads").
+    /// what the approval queue lists (no run's code or log is read: docs/performance.md, "Lean reads"). It
+    /// starts from the waiting rows (`cm_log_waiting`, a partial index; `CROSS JOIN` keeps SQLite from starting
+    /// at the runs and walking each one's log instead).
     pub fn waiting_calls(&self, id: Option<&str>) -> Result<Vec<WaitingCall>, StoreError> {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
                         l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at,
                         l.ask_in_client, l.decide_within, l.decide_by
-                 FROM cm_executions e JOIN cm_log l ON l.execution_id = e.id
-                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
+                 FROM cm_log l CROSS JOIN cm_executions e
+                 WHERE e.id = l.execution_id AND e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
             connection.query_map(sql, args![self.runtime, id], |row| {

@@ -97,8 +97,8 @@ impl Store {
     pub fn overdue(&self, now: i64) -> Result<Vec<(String, u64)>, StoreError> {
         self.with(|connection| {
             connection.query_map(
-                "SELECT l.execution_id, l.seq FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
-                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
+                "SELECT l.execution_id, l.seq FROM cm_log l CROSS JOIN cm_executions e
+                 WHERE e.id = l.execution_id AND e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND l.decide_by IS NOT NULL AND l.decide_by <= ?2
                  ORDER BY l.decide_by, l.execution_id, l.seq",
                 args![self.runtime, now],
@@ -111,8 +111,8 @@ impl Store {
     pub fn next_deadline(&self) -> Result<Option<i64>, StoreError> {
         self.with(|connection| {
             connection.query_row(
-                "SELECT min(l.decide_by) FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
-                 WHERE e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'",
+                "SELECT min(l.decide_by) FROM cm_log l CROSS JOIN cm_executions e
+                 WHERE e.id = l.execution_id AND e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'",
                 args![self.runtime],
                 |row| row.get::<Option<i64>>(0),
             )
