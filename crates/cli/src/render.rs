@@ -160,8 +160,13 @@ fn pending_one(p: &PendingAction) -> String {
         .as_deref()
         .map(|rule| format!("  (asked by rule {})", visible(rule)))
         .unwrap_or_default();
+    // The deadline as a time, not a countdown: the output may be read later than it was printed.
+    let due = p
+        .decide_by
+        .map(|by| format!("  (decide by {} UTC, or it expires)", time(by)))
+        .unwrap_or_default();
     format!(
-        "{}  #{}  {}.{}{}{asked}\n{}",
+        "{}  #{}  {}.{}{}{asked}{due}\n{}",
         p.execution_id,
         p.seq,
         p.connector,
