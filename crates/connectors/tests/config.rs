@@ -196,7 +196,7 @@ fn errors_name_the_file_line_and_column() {
         parsed(r#"{"mcpServers": {"x": {"command": "a", "approval": "all"}}}"#).unwrap_err();
     assert_eq!(
         approval.message,
-        "x.approval must be a list of method names or \"*\""
+        "x.approval must be \"*\", \"writes\", \"destructive\" or a list of method names"
     );
     let ttl = parsed(r#"{"runtime": {"pausedTtl": "tomorrow"}}"#).unwrap_err();
     assert_eq!(
