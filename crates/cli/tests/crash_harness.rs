@@ -10,7 +10,7 @@
 //! killed process's transaction is rolled back by the server and the log must keep no orphan rows.
 
 use serde_json::{Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -378,16 +378,10 @@ fn harness(store: Option<String>) {
     let effects = h.ledger();
     let inputs = h.inputs();
     let token = |arguments: &Value| arguments["token"].as_str().unwrap_or_default().to_owned();
-    // Every revert the server received undid a call it had received: applied, or in doubt after a crash.
-    for (tool, arguments) in inputs.iter().filter(|(tool, _)| tool == "erase") {
-        assert!(
-            inputs
-                .iter()
-                .any(|(other, applied)| other != "erase" && token(applied) == token(arguments)),
-            "{tool} {arguments}: reverted a call the server never received"
-        );
-    }
     let workspace = h.home.join("workspace");
+    // Tokens of calls a crash left in doubt, and of calls reverted since (a rollback marks what it reverted,
+    // in doubt or not): the host may have died before the server received them.
+    let mut in_doubt_tokens = HashSet::new();
     for (n, track) in tracks.iter().enumerate() {
         let run = format!("r{n}");
         let note = effects
@@ -437,6 +431,15 @@ fn harness(store: Option<String>) {
             h.counts.gated_reapproved += 1;
         }
         let log = execution["log"].as_array().cloned().unwrap_or_default();
+        in_doubt_tokens.extend(
+            log.iter()
+                .filter(|e| {
+                    e["interrupted"] == true
+                        || e["state"] == "executing"
+                        || e["state"] == "reverted"
+                })
+                .map(|e| token(&e["args"])),
+        );
         // What the server received is what the log recorded (and, for the gated call, what was approved),
         // and every call the log shows applied reached the server with exactly those arguments.
         for (tool, arguments) in &sent {
@@ -522,6 +525,18 @@ fn harness(store: Option<String>) {
                 }
             }
         }
+    }
+    // Every revert the server received undid a call it had received (applied, or in doubt after a crash),
+    // or a call in doubt that the crash cut off before it reached the server: rollback reverts what it cannot
+    // know did not happen (docs/design.md, "Approval and rollback"), and such a revert finds nothing to undo.
+    for (tool, arguments) in inputs.iter().filter(|(tool, _)| tool == "erase") {
+        let received = inputs
+            .iter()
+            .any(|(other, applied)| other != "erase" && token(applied) == token(arguments));
+        assert!(
+            received || in_doubt_tokens.contains(&token(arguments)),
+            "{tool} {arguments}: reverted a call the server never received and the log never left in doubt"
+        );
     }
     let integrity = match &store {
         None => {
