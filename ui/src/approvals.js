@@ -6,10 +6,7 @@ import { app, call, refresh, explain } from "./core.js";
 /** @typedef {import('./types/ApprovalCard').ApprovalCard} ApprovalCard */
 /** @typedef {import('./types/QueuedCall').QueuedCall} QueuedCall */
 /** @typedef {import('./types/Outcome').Outcome} Outcome */
-import { h, clear, ago, clock, shortId, argumentLine, argumentTable, previewPane, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog } from "./widgets.js";
-
-/** Reasons a person gives often; the field takes any text. */
-const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing this", "Too broad: do less at once", "Use a different approach"];
+import { h, clear, ago, clock, shortId, argumentLine, argumentTable, previewPane, codeView, callLine, stateDot, statusBadge, hostLabel, hostNote, resultSummary, toast, copy, splitPane, modal, debounce, dialog, PRESET_REASONS, timeLeft } from "./widgets.js";
 
 const keyOf = (card) => `${card.action.executionId}:${card.action.seq}`;
 
@@ -120,13 +117,6 @@ export function approvalsView(root, options = {}) {
   }
 
   /** "within 23 min" / "within 2 h 5 min" / "now": the time left before a `decideWithin` deadline. */
-  function timeLeft(deadline) {
-    const minutes = Math.ceil((deadline - Date.now()) / 60000);
-    if (minutes <= 0) return "now";
-    if (minutes < 60) return `within ${minutes} min`;
-    const hours = Math.floor(minutes / 60);
-    return `within ${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
-  }
 
   function renderList() {
     const items = cards.map((card) => {

@@ -195,7 +195,7 @@ const DECIDED = { approved: "approved", edited: "approved with edits", rejected:
 export function decisionText(entry, withTime = true) {
   const d = entry.decision;
   if (!d) return entry.decidedBy ? `decided by ${entry.decidedBy}` : null;
-  const by = d.rule ? `rule ${d.rule}` : d.by;
+  const by = d.rule ? `rule ${d.rule}` : d.device ? `device "${d.device}"` : d.client ? `${d.by} "${d.client}"` : d.by;
   return `${DECIDED[d.kind] || d.kind} by ${by}${withTime && d.at ? " at " + clock(d.at) : ""}`;
 }
 
@@ -316,6 +316,18 @@ function colour(line) {
   }
   if (last < line.length) out.push(line.slice(last));
   return out;
+}
+
+/** Reasons offered when rejecting, in the app and on the phone page; the agent reads the one chosen. */
+export const PRESET_REASONS = ["Not now", "Wrong file or target", "Ask me before doing this", "Too broad: do less at once", "Use a different approach"];
+
+/** How long until `deadline` (epoch ms), as "within 12 min" or "within 1 h 5 min". */
+export function timeLeft(deadline) {
+  const minutes = Math.ceil((deadline - Date.now()) / 60000);
+  if (minutes <= 0) return "now";
+  if (minutes < 60) return `within ${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  return `within ${hours} h${minutes % 60 ? ` ${minutes % 60} min` : ""}`;
 }
 
 /** Code with line numbers; `hit` (1-based) is highlighted. */

@@ -5,7 +5,7 @@
 
 use crate::deciding::ShownCall;
 use crate::{Api, ApiError, ErrorCode, PreviewView, WaitOutcome, display};
-use codemode::{PendingAction, Preview};
+use codemode::{Answerer, PendingAction, Preview};
 use std::time::Duration;
 
 /// How many lines of a diff the question carries; the window shows the whole change.
@@ -98,16 +98,28 @@ impl Api {
         client: &str,
         answer: ClientAnswer,
     ) -> Result<ClientDecision, ApiError> {
+        self.answer_as(call, &Answerer::Client(client.to_owned()), answer)
+            .await
+    }
+
+    /// An answer from outside the console (the agent's client, a paired phone) to `call`, recorded under
+    /// `answerer`'s name; a call decided meanwhile, or changed, is [`ClientDecision::Stale`].
+    pub(crate) async fn answer_as(
+        &self,
+        call: &ShownCall,
+        answerer: &Answerer,
+        answer: ClientAnswer,
+    ) -> Result<ClientDecision, ApiError> {
         self.usable()?;
         let runtime = &self.home.runtime;
         let shown = call.call_ref();
         let decided = match answer {
             ClientAnswer::Approve => runtime
-                .approve_in_client(&call.execution_id, &shown, client)
+                .approve_answered(&call.execution_id, &shown, answerer)
                 .await
                 .map(Some),
             ClientAnswer::Reject(reason) => runtime
-                .reject_in_client(&call.execution_id, &shown, client, reason.as_deref())
+                .reject_answered(&call.execution_id, &shown, answerer, reason.as_deref())
                 .await
                 .map(|()| None),
         };

@@ -26,6 +26,10 @@ pub enum ErrorCode {
     /// Approved for another host of a shared store, which has not resumed the run yet: the decision stands
     /// and `wait` returns the outcome (docs/shared-store.md).
     Handed,
+    /// The phone page's request does not come from a paired device (no token, a revoked one, another
+    /// data directory's), or names a pairing code or signed link that is unknown, used, expired or altered;
+    /// or the device may not decide this call (`confirmInApp`). Nothing was changed (docs/phone.md).
+    Unauthorized,
     /// Anything else: the database, the sandbox, the file system.
     Internal,
 }
@@ -40,6 +44,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "unavailable",
             ErrorCode::Conflict => "conflict",
             ErrorCode::Handed => "handed",
+            ErrorCode::Unauthorized => "unauthorized",
             ErrorCode::Internal => "internal",
         }
     }
@@ -73,6 +78,10 @@ impl ApiError {
 
     pub fn stale(message: impl Into<String>) -> Self {
         ApiError::new(ErrorCode::Stale, message)
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::Unauthorized, message)
     }
 
     pub fn invalid_args(message: impl Into<String>) -> Self {

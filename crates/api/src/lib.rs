@@ -8,6 +8,7 @@ mod asking;
 mod bounded;
 mod cards;
 mod deciding;
+mod devices;
 pub mod display;
 mod error;
 mod following;
@@ -18,6 +19,7 @@ mod preview;
 mod settings;
 pub mod types;
 mod wait;
+mod webhooks;
 
 pub use asking::{ClientAnswer, ClientDecision, ClientQuestion, question_text};
 pub use bounded::{DEFAULT_MAX_OUTPUT_CHARS, MIN_MAX_OUTPUT_CHARS, OutputBudget, bound_outcome};
@@ -25,6 +27,7 @@ pub use cards::{ApprovalCard, QueuedCall};
 pub use deciding::{
     AllowPreview, AllowReport, DecisionResult, RECENT_CALLS, RecentCall, RuleReach, ShownCall,
 };
+pub use devices::{LINK_VALID, PAIRING_VALID, PairedDevice, Pairing, SignedLink};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
 pub use following::FollowingApi;
@@ -37,6 +40,7 @@ pub use notifying::{
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
+pub use webhooks::{Announcement, WEBHOOK_ATTEMPTS};
 
 use codemode::discovery::{DescribeOutput, SearchOutput};
 use codemode::{
@@ -364,6 +368,11 @@ impl Api {
     /// A value that changes whenever runs or snippets change, from any process: cheap to poll.
     pub fn change_token(&self) -> Result<(i64, u64), ApiError> {
         Ok(self.home.runtime.change_token()?)
+    }
+
+    /// Waits until the store changed after `token` (by any process), or `timeout` passed.
+    pub async fn changed(&self, token: (i64, u64), timeout: Duration) {
+        self.home.runtime.changed(token, timeout).await;
     }
 
     /// Pending calls of paused runs, newest run first; with an id, only that run's.

@@ -47,6 +47,8 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     RollbackReport::export_all(&config)?;
     Snippet::export_all(&config)?;
     ToolLogEntry::export_all(&config)?;
+    codemode::Device::export_all(&config)?;
+    crate::Pairing::export_all(&config)?;
     Ok(())
 }
 

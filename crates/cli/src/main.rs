@@ -138,6 +138,26 @@ enum Command {
     },
     /// Serve agents over MCP on stdin/stdout (tools `codemode` and `codemode_wait`).
     Mcp,
+    /// Serve the phone page over HTTPS until interrupted: paired phones see the queue and decide
+    /// (docs/phone.md). Prints the address and the certificate authority's fingerprint.
+    Serve {
+        /// Where to listen; `0.0.0.0:8443` for phones on this network.
+        #[arg(long, value_name = "ADDR:PORT", default_value = codemode_phone::DEFAULT_LISTEN)]
+        listen: String,
+    },
+    /// Phones paired to approve from: list them, pair one, or revoke one.
+    Devices {
+        #[command(subcommand)]
+        action: Option<DevicesCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+enum DevicesCommand {
+    /// A one-time code (and the link with it) that pairs a phone as NAME; it lasts 10 minutes.
+    Pair { name: String },
+    /// End a device's pairing: its next request is refused.
+    Revoke { name: String },
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -261,7 +281,7 @@ async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
     let dir = connectors::home::resolve_dir(cli.home.as_deref());
     // `codemode mcp` lives as long as its client: it keeps a worker warm and serves as this machine's host
     // on a shared store. A one-shot command leaves both to such a process.
-    let long_lived = matches!(cli.command, Command::Mcp);
+    let long_lived = matches!(cli.command, Command::Mcp | Command::Serve { .. });
     let options = HomeOptions {
         keep_warm: long_lived,
         serve_host: long_lived,
@@ -279,6 +299,9 @@ async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
             text: String::new(),
             ok: true,
         });
+    }
+    if let Command::Serve { listen } = cli.command {
+        return serve_phone(home, options, &listen).await;
     }
     let api = Api::new(home);
     let report = command(&api, cli.command).await;
@@ -598,8 +621,104 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             let text = render::connectors(&listing, api.config_error());
             Report::new(&listing, text, true)
         }
-        Command::Mcp => unreachable!("served by dispatch"),
+        Command::Devices { action: None } => {
+            let devices = api.devices()?;
+            Report::new(&devices, render::devices(&devices), true)
+        }
+        Command::Devices {
+            action: Some(DevicesCommand::Pair { name }),
+        } => {
+            let pairing = api.pair_device(&name)?;
+            let serving = codemode_phone::Serving::of(api.dir());
+            let url = match &serving {
+                Some(serving) => serving.url.clone(),
+                None => codemode_phone::url_for(everywhere()),
+            };
+            let fingerprint = codemode_phone::Authority::of(api.dir())
+                .map_err(|e| ApiError::internal(e.to_string()))?
+                .fingerprint();
+            let link = codemode_phone::pairing_link(&url, &pairing.code);
+            let text = render::pairing(&pairing, &link, &fingerprint, serving.is_none());
+            Report::new(
+                &json!({
+                    "name": pairing.name,
+                    "code": pairing.code,
+                    "expiresAt": pairing.expires_at,
+                    "link": link,
+                    "fingerprint": fingerprint,
+                    "served": serving.is_some(),
+                }),
+                text,
+                true,
+            )
+        }
+        Command::Devices {
+            action: Some(DevicesCommand::Revoke { name }),
+        } => {
+            api.revoke_device(&name)?;
+            Report::new(
+                &json!({ "revoked": name }),
+                format!("revoked \"{name}\": its next request is refused"),
+                true,
+            )
+        }
+        Command::Mcp | Command::Serve { .. } => unreachable!("served by dispatch"),
     })
+}
+
+/// Every interface on the default port: where `codemode serve --listen 0.0.0.0:8443` would be reached.
+fn everywhere() -> std::net::SocketAddr {
+    std::net::SocketAddr::from(([0, 0, 0, 0], 8443))
+}
+
+/// `codemode serve`: the phone page until Ctrl-C or SIGTERM, sweeping expired runs as `codemode mcp` does.
+async fn serve_phone(home: Home, options: HomeOptions, listen: &str) -> Result<Report, ApiError> {
+    let address: std::net::SocketAddr = listen.parse().map_err(|_| {
+        ApiError::invalid_args(format!(
+            "--listen \"{listen}\" is not an address and port such as 127.0.0.1:8443 or 0.0.0.0:8443"
+        ))
+    })?;
+    let api = std::sync::Arc::new(codemode_api::FollowingApi::from_api(
+        Api::new(home),
+        options,
+    ));
+    let server = codemode_phone::PhoneServer::start(api.clone(), address)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    eprintln!(
+        "codemode serve: the phone page is at {}\n  certificate authority fingerprint {}\n  pair a phone with: \
+         codemode devices pair NAME\n  Ctrl-C stops it.",
+        server.serving.url, server.serving.fingerprint
+    );
+    let sweeper = {
+        let api = api.clone();
+        tokio::spawn(async move { api.keep_sweeping("codemode serve").await })
+    };
+    stopped().await;
+    sweeper.abort();
+    server.stop();
+    api.shutdown().await;
+    Ok(Report::new(
+        &json!({ "stopped": true }),
+        "codemode serve: stopped".to_owned(),
+        true,
+    ))
+}
+
+/// Ctrl-C, or SIGTERM from a service manager.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {

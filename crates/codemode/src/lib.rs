@@ -30,7 +30,7 @@ pub use executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 pub use model::{
-    Actor, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
+    Actor, Answerer, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
     RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, WaitingCall, args_digest,
 };
@@ -40,7 +40,9 @@ pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,
     SystemClock, TransformResult,
 };
-pub use store::{HostIdentity, RecentCallRow, Retention, StoreFault, StoreLocation};
+pub use store::{
+    Device, HostIdentity, RecentCallRow, Redeemed, Retention, StoreFault, StoreLocation,
+};
 // The store itself and the outcomes of its transitions: for this crate's integration tests, which drive the
 // store directly to set up races and crashes a runtime cannot produce on demand.
 #[doc(hidden)]

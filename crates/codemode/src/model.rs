@@ -103,6 +103,8 @@ pub enum Actor {
     Rule,
     /// An answer given in the agent's own MCP client (elicitation); `Decision::client` names the client.
     Client,
+    /// An answer given on a paired phone's approval page; `Decision::device` names the device.
+    Device,
 }
 
 impl Actor {
@@ -115,6 +117,7 @@ impl Actor {
             Actor::Notification => "notification",
             Actor::Rule => "rule",
             Actor::Client => "client",
+            Actor::Device => "device",
         }
     }
 }
@@ -164,20 +167,57 @@ pub struct Decision {
     /// For a decision `by: "client"`: the name the MCP client gave itself (self-declared, shown escaped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<String>,
+    /// For a decision `by: "device"`: the name the device was paired under (docs/phone.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+/// Who answered a call from outside the console, under the name that identifies them there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answerer {
+    /// The agent's own MCP client, by the name it gave itself.
+    Client(String),
+    /// A paired phone, by the name it was paired under.
+    Device(String),
+}
+
+impl Answerer {
+    pub fn actor(&self) -> Actor {
+        match self {
+            Answerer::Client(_) => Actor::Client,
+            Answerer::Device(_) => Actor::Device,
+        }
+    }
+
+    /// A decision `kind` by this answerer at `at`, naming them.
+    pub fn decision(&self, kind: DecisionKind, at: i64) -> Decision {
+        let mut decision = Decision::plain(kind, self.actor(), at);
+        match self {
+            Answerer::Client(name) => decision.client = Some(name.clone()),
+            Answerer::Device(name) => decision.device = Some(name.clone()),
+        }
+        decision
+    }
 }
 
 impl Decision {
     /// Nobody decided in time: the call was rejected `by: "expiry"` at `at` (docs/design.md, "Deciding in time").
     pub fn expired(at: i64) -> Self {
+        Decision::plain(DecisionKind::Expired, Actor::Expiry, at)
+    }
+
+    /// `kind` by `by` at `at`, with nothing else said.
+    pub fn plain(kind: DecisionKind, by: Actor, at: i64) -> Self {
         Decision {
-            kind: DecisionKind::Expired,
-            by: Actor::Expiry,
+            kind,
+            by,
             at,
             reason: None,
             rule: None,
             args: None,
             shown: None,
             client: None,
+            device: None,
         }
     }
 }

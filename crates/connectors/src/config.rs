@@ -44,6 +44,37 @@ pub struct Config {
     /// `runtime.store`: a PostgreSQL URL every host of a team names (docs/shared-store.md); the data
     /// directory's SQLite file when absent. `$CODEMODE_STORE` overrides it.
     pub store: Option<String>,
+    /// `runtime.webhooks`: where each new pause is announced with a signed link (docs/phone.md, "Webhooks").
+    pub webhooks: Vec<Webhook>,
+}
+
+/// One `runtime.webhooks` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Webhook {
+    /// An `http` or `https` URL.
+    pub url: String,
+    pub format: WebhookFormat,
+}
+
+/// What a webhook's body looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WebhookFormat {
+    /// `{"event": "paused", …, "link"}` for a script of one's own.
+    Json,
+    /// A Slack incoming webhook's `{"text"}`.
+    Slack,
+    /// An ntfy topic: the text as the body, the link as the click action.
+    Ntfy,
+}
+
+impl WebhookFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookFormat::Json => "json",
+            WebhookFormat::Slack => "slack",
+            WebhookFormat::Ntfy => "ntfy",
+        }
+    }
 }
 
 /// `runtime.maxOutputChars` when the file does not set it: the reference's 24,000 characters.
@@ -481,6 +512,14 @@ struct RawRuntime {
     max_output_chars: Option<usize>,
     store: Option<String>,
     keep_decided_for: Option<Value>,
+    webhooks: Option<Vec<Value>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWebhook {
+    url: String,
+    format: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -553,6 +592,15 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         column: e.column(),
         message: strip_position(&e.to_string()),
     })?;
+    let mut webhooks = Vec::new();
+    for value in raw
+        .runtime
+        .as_ref()
+        .and_then(|r| r.webhooks.clone())
+        .unwrap_or_default()
+    {
+        webhooks.push(webhook(value).map_err(|message| in_runtime("webhooks", message))?);
+    }
     let defaults = RuntimeSettings::default();
     let max_output_chars = raw
         .runtime
@@ -801,6 +849,39 @@ pub fn parse(text: &str, path: &Path, data_dir: &Path) -> Result<Config, ConfigE
         rules,
         max_output_chars,
         store,
+        webhooks,
+    })
+}
+
+/// One `runtime.webhooks` entry, checked: an http(s) URL with a host, and a known format.
+fn webhook(value: Value) -> Result<Webhook, String> {
+    let raw: RawWebhook = serde_json::from_value(value).map_err(|e| {
+        format!(
+            "a webhook is {{\"url\": \"https://…\", \"format\": \"json\" | \"slack\" | \"ntfy\"}}: {}",
+            strip_position(&e.to_string())
+        )
+    })?;
+    let parsed = url::Url::parse(&raw.url)
+        .map_err(|e| format!("webhook url \"{}\" is not a URL: {e}", raw.url))?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(format!(
+            "webhook url \"{}\" must be an http or https URL with a host",
+            raw.url
+        ));
+    }
+    let format = match raw.format.as_deref().unwrap_or("json") {
+        "json" => WebhookFormat::Json,
+        "slack" => WebhookFormat::Slack,
+        "ntfy" => WebhookFormat::Ntfy,
+        other => {
+            return Err(format!(
+                "webhook format \"{other}\" is not one of \"json\", \"slack\", \"ntfy\""
+            ));
+        }
+    };
+    Ok(Webhook {
+        url: raw.url,
+        format,
     })
 }
 

@@ -70,7 +70,7 @@ pub(crate) fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to a new file at `path`, 0600; an existing file is an error, never replaced.
-pub(crate) fn create(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn create(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write_with(OpenOptions::new().create_new(true), path, bytes)
 }
 
@@ -83,7 +83,7 @@ fn write_with(options: &mut OpenOptions, path: &Path, bytes: &[u8]) -> std::io::
 
 /// Replaces `path` with `bytes` atomically: written to a new owner-only file beside it, then renamed over it,
 /// so a reader sees the old contents or the new, never half of them. The folder is created if missing.
-pub(crate) fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let folder = path.parent().unwrap_or(Path::new("."));
     create_dir_all(folder)?;

@@ -3,4 +3,4 @@
 /**
  * Who decided on a call.
  */
-export type Actor = "console" | "cli" | "api" | "expiry" | "notification" | "rule" | "client";
+export type Actor = "console" | "cli" | "api" | "expiry" | "notification" | "rule" | "client" | "device";

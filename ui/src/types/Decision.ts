@@ -23,4 +23,8 @@ shown?: Shown | null,
 /**
  * For a decision `by: "client"`: the name the MCP client gave itself (self-declared, shown escaped).
  */
-client?: string | null, };
+client?: string | null, 
+/**
+ * For a decision `by: "device"`: the name the device was paired under (docs/phone.md).
+ */
+device?: string | null, };

@@ -3,4 +3,4 @@
 /**
  * What kind of failure: the UI and scripts branch on this, never on the message.
  */
-export type ErrorCode = "not_found" | "stale" | "invalid_args" | "config" | "unavailable" | "conflict" | "handed" | "internal";
+export type ErrorCode = "not_found" | "stale" | "invalid_args" | "config" | "unavailable" | "conflict" | "handed" | "unauthorized" | "internal";

@@ -28,19 +28,14 @@ impl Runtime {
         actor: Actor,
         edited: Option<Value>,
     ) -> Result<Outcome, RuntimeError> {
+        let kind = if edited.is_some() {
+            DecisionKind::Edited
+        } else {
+            DecisionKind::Approved
+        };
         let decision = Decision {
-            kind: if edited.is_some() {
-                DecisionKind::Edited
-            } else {
-                DecisionKind::Approved
-            },
-            by: actor,
-            at: self.inner.now(),
-            reason: None,
-            rule: None,
             args: edited,
-            shown: None,
-            client: None,
+            ..Decision::plain(kind, actor, self.inner.now())
         };
         self.resume_with(id, decision, shown).await
     }
@@ -179,42 +174,34 @@ impl Runtime {
         actor: Actor,
         reason: Option<&str>,
     ) -> Result<(), RuntimeError> {
-        let decision = self.rejection(actor, None, reason)?;
+        let decision = self.rejection(Decision::plain(DecisionKind::Rejected, actor, 0), reason)?;
         self.reject_decided(id, seq, digest, &decision).await
     }
 
-    /// A rejection answered in the agent's own MCP client (docs/design.md, "Asking in the client"), bound to
-    /// the call the client was shown; recorded `by: "client"` with the name the client gave itself.
-    pub async fn reject_in_client(
+    /// A rejection answered outside the console — in the agent's own MCP client (docs/design.md, "Asking in
+    /// the client") or on a paired phone (docs/phone.md) — bound to the call the answerer was shown and
+    /// recorded under the answerer's name.
+    pub async fn reject_answered(
         &self,
         id: &str,
         shown: &CallRef,
-        client: &str,
+        answerer: &Answerer,
         reason: Option<&str>,
     ) -> Result<(), RuntimeError> {
-        let decision = self.rejection(Actor::Client, Some(client), reason)?;
+        let decision = self.rejection(answerer.decision(DecisionKind::Rejected, 0), reason)?;
         self.reject_decided(id, shown.seq, shown.digest.as_deref(), &decision)
             .await
     }
 
-    /// An approval answered in the agent's own MCP client, bound to the call the client was shown; the run
-    /// goes on as after any approval.
-    pub async fn approve_in_client(
+    /// An approval answered outside the console, bound to the call the answerer was shown; the run goes on
+    /// as after any approval.
+    pub async fn approve_answered(
         &self,
         id: &str,
         shown: &CallRef,
-        client: &str,
+        answerer: &Answerer,
     ) -> Result<Outcome, RuntimeError> {
-        let decision = Decision {
-            kind: DecisionKind::Approved,
-            by: Actor::Client,
-            at: self.inner.now(),
-            reason: None,
-            rule: None,
-            args: None,
-            shown: None,
-            client: Some(client.to_owned()),
-        };
+        let decision = answerer.decision(DecisionKind::Approved, self.inner.now());
         self.resume_with(id, decision, Some(shown)).await
     }
 
@@ -239,10 +226,10 @@ impl Runtime {
     }
 
     /// A rejection's decision, its reason checked first (trimmed; at most [`MAX_REASON`] characters).
+    /// `decision` (a rejection) made now, with `reason` checked and trimmed.
     fn rejection(
         &self,
-        actor: Actor,
-        client: Option<&str>,
+        decision: Decision,
         reason: Option<&str>,
     ) -> Result<Decision, RuntimeError> {
         let reason = reason.map(str::trim).filter(|r| !r.is_empty());
@@ -255,14 +242,9 @@ impl Runtime {
             )));
         }
         Ok(Decision {
-            kind: DecisionKind::Rejected,
-            by: actor,
             at: self.inner.now(),
             reason: reason.map(str::to_owned),
-            rule: None,
-            args: None,
-            shown: None,
-            client: client.map(str::to_owned),
+            ..decision
         })
     }
 

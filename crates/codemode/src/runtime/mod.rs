@@ -14,8 +14,9 @@ use crate::executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 use crate::model::{
-    Actor, CallRef, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, FailedRevert,
-    Outcome, PendingAction, RevertedCall, RollbackReport, RunHost, SkippedCall, ToolLogEntry,
+    Actor, Answerer, CallRef, ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus,
+    FailedRevert, Outcome, PendingAction, RevertedCall, RollbackReport, RunHost, SkippedCall,
+    ToolLogEntry,
 };
 use crate::model::{Decision, DecisionKind, EntryState, Preview, SHOWN_PREVIEW_LIMIT, Shown};
 use crate::model::{SaveSnippet, Snippet};
@@ -37,6 +38,7 @@ use tokio::runtime::Handle;
 
 mod catalog;
 mod decisions;
+mod devices;
 mod error;
 mod hosts;
 mod options;

@@ -290,14 +290,9 @@ impl Runtime {
         for waiting in self.waiting_matching(compiled)? {
             let execution_id = waiting.execution_id;
             let decision = Decision {
-                kind: DecisionKind::Allowed,
-                by: Actor::Rule,
-                at: self.inner.now(),
                 reason: compiled.rule.reason.clone(),
                 rule: Some(rule.to_owned()),
-                args: None,
-                shown: None,
-                client: None,
+                ..Decision::plain(DecisionKind::Allowed, Actor::Rule, self.inner.now())
             };
             let outcome = self.resume_with(&execution_id, decision, None).await;
             decided.push((execution_id, outcome));

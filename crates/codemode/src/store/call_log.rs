@@ -142,14 +142,9 @@ impl Store {
                 Effect::Ask => return None,
             };
             Some(Decision {
-                kind,
-                by: Actor::Rule,
-                at: now,
                 reason: verdict.reason.clone(),
                 rule: Some(rule.clone()),
-                args: None,
-                shown: None,
-                client: None,
+                ..Decision::plain(kind, Actor::Rule, now)
             })
         });
         let denied = (verdict.effect == Effect::Deny).then(|| {

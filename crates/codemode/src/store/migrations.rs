@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 13;
+pub const SCHEMA_VERSION: i64 = 14;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -131,6 +131,43 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE cm_log ADD COLUMN decide_within INTEGER;
      ALTER TABLE cm_log ADD COLUMN decide_by INTEGER;
      CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
+    // 14: phones paired to approve from (a hash of each device's token, never the token), the one-time
+    // pairing codes (hashed too), and the signed links already followed, each usable once (docs/phone.md).
+    "CREATE TABLE cm_devices (
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        token_hash TEXT NOT NULL,
+        paired_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER,
+        PRIMARY KEY (runtime, name)
+     );
+     CREATE UNIQUE INDEX cm_devices_token ON cm_devices (token_hash);
+     CREATE TABLE cm_pairings (
+        code_hash TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        name TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at INTEGER
+     );
+     CREATE TABLE cm_links (
+        nonce TEXT PRIMARY KEY,
+        runtime TEXT NOT NULL,
+        used_at INTEGER NOT NULL
+     );
+     CREATE TABLE cm_announcements (
+        runtime TEXT NOT NULL,
+        execution_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_at INTEGER NOT NULL,
+        sent_at INTEGER,
+        last_error TEXT,
+        PRIMARY KEY (runtime, execution_id, seq, url)
+     );",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -230,6 +267,44 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
          ALTER TABLE cm_log ADD COLUMN decide_within BIGINT;
          ALTER TABLE cm_log ADD COLUMN decide_by BIGINT;
          CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
+    ),
+    (
+        14,
+        r#"CREATE TABLE cm_devices (
+            runtime TEXT COLLATE "C" NOT NULL,
+            name TEXT COLLATE "C" NOT NULL,
+            token_hash TEXT COLLATE "C" NOT NULL,
+            paired_at BIGINT NOT NULL,
+            last_used_at BIGINT,
+            revoked_at BIGINT,
+            PRIMARY KEY (runtime, name)
+         );
+         CREATE UNIQUE INDEX cm_devices_token ON cm_devices (token_hash);
+         CREATE TABLE cm_pairings (
+            code_hash TEXT COLLATE "C" PRIMARY KEY,
+            runtime TEXT COLLATE "C" NOT NULL,
+            name TEXT COLLATE "C" NOT NULL,
+            created_at BIGINT NOT NULL,
+            expires_at BIGINT NOT NULL,
+            used_at BIGINT
+         );
+         CREATE TABLE cm_links (
+            nonce TEXT COLLATE "C" PRIMARY KEY,
+            runtime TEXT COLLATE "C" NOT NULL,
+            used_at BIGINT NOT NULL
+         );
+         CREATE TABLE cm_announcements (
+            runtime TEXT COLLATE "C" NOT NULL,
+            execution_id TEXT COLLATE "C" NOT NULL,
+            seq BIGINT NOT NULL,
+            url TEXT COLLATE "C" NOT NULL,
+            created_at BIGINT NOT NULL,
+            attempts BIGINT NOT NULL,
+            next_at BIGINT NOT NULL,
+            sent_at BIGINT,
+            last_error TEXT,
+            PRIMARY KEY (runtime, execution_id, seq, url)
+         );"#,
     ),
 ];
 

@@ -7,6 +7,7 @@
 mod call_log;
 mod changes;
 mod claims;
+mod devices_table;
 mod error;
 mod faults;
 mod hosts;
@@ -25,6 +26,7 @@ mod transactions;
 
 pub use call_log::{CallPlan, unserialisable};
 pub use claims::{Recover, Rejection, Resume};
+pub use devices_table::{Device, Redeemed};
 pub use error::StoreError;
 pub use faults::StoreFault;
 pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity};
