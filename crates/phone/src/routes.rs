@@ -428,7 +428,9 @@ fn redirect(to: &str) -> Response<Body> {
 }
 
 /// What every answer carries: nothing from elsewhere runs or loads, nothing is cached or framed, and no
-/// address leaks in a referrer.
+/// address leaks in a referrer to another site. `same-origin`, not `no-referrer`: under `no-referrer` a
+/// browser sends `Origin: null` with the page's own form posts, and the origin check could not tell them from
+/// another site's.
 fn guarded(mut response: Response<Body>) -> Response<Body> {
     let headers = response.headers_mut();
     headers.insert(
@@ -444,7 +446,7 @@ fn guarded(mut response: Response<Body>) -> Response<Body> {
     );
     headers.insert(
         header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
+        HeaderValue::from_static("same-origin"),
     );
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
