@@ -7,6 +7,7 @@ import { remote } from "webdriverio";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { request as httpsRequest } from "node:https";
 
 const ROOT = resolve(import.meta.dirname, "..");
 // E2E_PROFILE=release measures the release build (scripts/e2e builds what it names; debug by default).
@@ -680,6 +681,67 @@ await test("settings survive an app restart", async () => {
   const value = await (await $("#setting-max-executions")).getValue();
   assert(value === "77", `maxExecutions after restart: ${value}`);
   await (await $("#setting-theme")).selectByAttribute("value", "light");
+});
+
+/** A request to the phone page as a phone makes it: trusting only the data directory's authority. */
+function phoneRequest(url, { method = "GET", cookie, body, type, origin } = {}) {
+  const ca = readFileSync(join(HOME, "phone", "ca.pem"));
+  return new Promise((resolve, reject) => {
+    const headers = {};
+    if (cookie) headers.cookie = cookie;
+    if (type) headers["content-type"] = type;
+    if (origin) headers.origin = origin;
+    const req = httpsRequest(url, { method, ca, headers }, (res) => {
+      let text = "";
+      res.on("data", (chunk) => { text += chunk; });
+      res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+await test("approve from a phone: Settings serves the page, a phone pairs by the QR link and decides; Revoke ends it", async () => {
+  await nav("settings");
+  await clickInPage("#setting-phone");
+  const url = (await waitText("#phone-url", (t) => t.startsWith("https://"), "the page's address")).trim();
+  await setField("#phone-name", "e2e phone");
+  await clickInPage("#pair-phone");
+  await (await $("#pair-qr svg")).waitForExist({ timeout: 15000 });
+  const link = (await text("#pair-link")).trim();
+  assert(link.startsWith(`${url}/pair?code=`), `pairing link: ${link}`);
+  await browser.execute(() => document.getElementById("phone-settings").scrollIntoView());
+  await shot("settings-phone");
+  // The phone opens the link (a form holding the code) and pairs.
+  const form = await phoneRequest(link);
+  assert(form.status === 200 && form.text.includes(await text("#phone-fingerprint")), "the pairing page shows the fingerprint");
+  const code = new URL(link).searchParams.get("code");
+  const paired = await phoneRequest(`${url}/pair`, { method: "POST", type: "application/x-www-form-urlencoded", body: `code=${code}`, origin: url });
+  assert(paired.status === 303, `pairing answered ${paired.status}: ${paired.text}`);
+  const cookie = String(paired.headers["set-cookie"]).split(";")[0];
+  // An agent's call waits; the phone sees it and approves it, bound to what it was shown.
+  const program = writeProgram("phone.js", `async () => files.write_file({ path: "from-phone.txt", content: "yes" })`);
+  const paused = cli("run", program);
+  const queue = JSON.parse((await phoneRequest(`${url}/api/queue`, { cookie })).text);
+  const waiting = queue.queue.find((q) => q.action.executionId === paused.executionId);
+  assert(waiting, `the phone's queue: ${JSON.stringify(queue).slice(0, 300)}`);
+  const decided = await phoneRequest(`${url}/api/decide`, {
+    method: "POST", cookie, origin: url, type: "application/json",
+    body: JSON.stringify({ executionId: paused.executionId, seq: waiting.action.seq, digest: waiting.action.digest, decision: "approve" }),
+  });
+  assert(decided.status === 200, `decide answered ${decided.status}: ${decided.text}`);
+  const shown = cli("show", paused.executionId);
+  assert(shown.status === "completed" && shown.log[0].decision.device === "e2e phone", `decision: ${JSON.stringify(shown.log[0].decision)}`);
+  // The devices list shows it, with its last use; Revoke ends it at once.
+  // The list updates on its own: the store changed.
+  await waitText("#phone-devices", (t) => t.includes("e2e phone"), "the paired phone is listed");
+  await clickInPage('#phone-devices tr[data-device="e2e phone"] button');
+  await waitText("#phone-devices", (t) => t.includes("revoked"), "the phone is revoked");
+  const refused = await phoneRequest(`${url}/api/queue`, { cookie });
+  assert(refused.status === 401, `a revoked phone's request answered ${refused.status}`);
+  await clickInPage("#setting-phone");
+  await waitText("#phone-settings", (t) => !t.includes("https://"), "the page is no longer served");
 });
 
 // ---- On the desktop (docs/desktop.md): notifications answered through e2e/desktop_bus.py, the tray item read

@@ -78,7 +78,7 @@ build_ui() {
 # tauri-driver and webdriverio.
 ensure_e2e_deps() {
   apt_install xvfb xauth dbus libnotify-bin webkit2gtk-driver imagemagick python3-dbus python3-gi \
-    libayatana-appindicator3-1 libglib2.0-bin
+    libayatana-appindicator3-1 libglib2.0-bin chromium chromium-driver libnss3-tools
   if ! command -v tauri-driver >/dev/null 2>&1; then
     echo "== installing tauri-driver"
     cargo install tauri-driver --locked --version 2.1.0

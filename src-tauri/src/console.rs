@@ -45,7 +45,9 @@ pub struct Console {
     pub home_flag: Option<PathBuf>,
     /// The opened data directory (or why it could not be opened: a database from a newer version…), opened
     /// again when connectors.json changes.
-    api: FollowingApi,
+    api: Arc<FollowingApi>,
+    /// The phone page, while Settings → "Approve from a phone" is on (docs/phone.md).
+    phone: tokio::sync::Mutex<Option<codemode_phone::PhoneServer>>,
     /// Set when another console already has this data directory open.
     pub other_instance: Option<String>,
     /// Held for the life of the app: other consoles see it taken.
@@ -67,7 +69,8 @@ impl Console {
         Console {
             dir,
             home_flag,
-            api,
+            api: Arc::new(api),
+            phone: tokio::sync::Mutex::new(None),
             other_instance,
             _instance_lock: instance_lock,
         }
@@ -96,6 +99,42 @@ impl Console {
     /// Opens the data directory again now, without waiting for the next operation to see the change.
     pub async fn reopen(&self) {
         self.api.reopen().await;
+    }
+
+    /// Where the phone page is served, while it is.
+    pub async fn phone_serving(&self) -> Option<codemode_phone::Serving> {
+        self.phone.lock().await.as_ref().map(|p| p.serving.clone())
+    }
+
+    /// Serves the phone page on [`codemode_phone::NETWORK_LISTEN`], or stops it; remembered in
+    /// `settings.json` so the app serves it again when it starts.
+    pub async fn set_phone<R: Runtime>(&self, app: &AppHandle<R>, on: bool) -> CommandResult<()> {
+        let mut phone = self.phone.lock().await;
+        if on && phone.is_none() {
+            let listen = codemode_phone::NETWORK_LISTEN
+                .parse()
+                .map_err(|_| ApiError::internal("the phone page's address"))?;
+            let server = codemode_phone::PhoneServer::start(self.api.clone(), listen)
+                .await
+                .map_err(|e| ApiError::new(codemode_api::ErrorCode::Unavailable, e.to_string()))?;
+            *phone = Some(server);
+        } else if !on && let Some(server) = phone.take() {
+            server.stop();
+        }
+        let store = app
+            .store(self.dir.join("settings.json"))
+            .map_err(|e| ApiError::internal(e.to_string()))?;
+        store.set("phone", on);
+        store.save().map_err(|e| ApiError::internal(e.to_string()))
+    }
+
+    /// Whether the phone page was on when the app last ran.
+    pub fn phone_wanted<R: Runtime>(&self, app: &AppHandle<R>) -> bool {
+        app.store(self.dir.join("settings.json"))
+            .ok()
+            .and_then(|store| store.get("phone"))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false)
     }
 
     pub fn preferences<R: Runtime>(&self, app: &AppHandle<R>) -> Preferences {

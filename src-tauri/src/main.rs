@@ -71,6 +71,16 @@ fn main() {
                 }
             };
             live::start(handle.clone());
+            // The phone page, if it was on when the app last ran.
+            let phone_app = handle.clone();
+            tauri::async_runtime::spawn(async move {
+                let console = phone_app.state::<Console>();
+                if console.phone_wanted(&phone_app)
+                    && let Err(error) = console.set_phone(&phone_app, true).await
+                {
+                    eprintln!("codemode-console: the phone page: {}", error.message);
+                }
+            });
             match link {
                 Some(id) => desktop::open_run(&handle, &id),
                 None if !hidden || !tray => desktop::show_window(&handle, None),
@@ -113,6 +123,10 @@ fn main() {
             commands::recent_calls,
             commands::render_preview,
             commands::take_open_request,
+            commands::phone,
+            commands::set_phone,
+            commands::pair_phone,
+            commands::revoke_phone,
             commands::add_server,
             commands::configured_connectors,
             commands::add_pasted,

@@ -4,7 +4,7 @@
 import { app, call, refresh, applyTheme, abbreviate } from "./core.js";
 
 /** @typedef {import('./types/RuntimeForm').RuntimeForm} RuntimeForm */
-import { h, clear, toast, copy } from "./widgets.js";
+import { h, clear, toast, copy, clock } from "./widgets.js";
 
 export function settingsView(root) {
   const page = h("div.pagewide#settings-page");
@@ -90,10 +90,96 @@ export function settingsView(root) {
           h("label", { for: "setting-close-to-tray" }, "Keep running in the tray"), h("span", closeToTray), h("span.help", "Closing the window leaves the app in the tray, so notifications and expiry go on."),
           h("label", { for: "setting-start-at-login" }, "Start at login"), h("span", startAtLogin), h("span.help", "In the tray, without opening the window."),
           h("label", { for: "setting-theme" }, "Theme"), theme, h("span.help", "")))),
+      phoneSection(),
       h("div.section", h("div.section-head", "Connect an agent", h("button.btn.small#copy-mcp-config", { onclick: () => copy(overview.mcpConfig || "", "MCP config copied") }, "Copy MCP config")),
         h("div.section-body", h("div.dim", `Data directory: ${abbreviate(settings.dataDir)}`), h("pre.snippet.mono", overview.mcpConfig || ""))));
   }
 
   load();
   return {};
+}
+
+/**
+ * Settings → "Approve from a phone" (docs/phone.md): serve the phone page, pair a phone by QR code, see and
+ * revoke paired phones.
+ */
+function phoneSection() {
+  const body = h("div.section-body#phone-settings");
+  const section = h("div.section", h("div.section-head", "Approve from a phone"), body);
+  const pairing = h("div#phone-pairing");
+
+  async function render(view) {
+    const toggle = h("input#setting-phone", { type: "checkbox", checked: !!view.serving });
+    toggle.addEventListener("change", async () => {
+      toggle.disabled = true;
+      try {
+        clear(pairing);
+        render(await call("set_phone", { on: toggle.checked }));
+      } catch (error) {
+        toggle.checked = !toggle.checked;
+        toggle.disabled = false;
+        toast(error.message);
+      }
+    });
+    const name = h("input.text#phone-name", { placeholder: "Pixel 8", maxlength: 40 });
+    const pair = h("button.btn.small#pair-phone", { disabled: !view.serving, onclick: async () => {
+      try {
+        const made = await call("pair_phone", { name: name.value.trim() });
+        showPairing(made, view.fingerprint);
+      } catch (error) {
+        clear(pairing, h("div.inline-error#pair-error", error.message));
+      }
+    } }, "Pair a phone");
+    clear(body,
+      h("div.form",
+        h("label", { for: "setting-phone" }, "Serve the phone page"), h("span", toggle),
+        h("span.help", `Paired phones on this network see the queue and approve or reject, over HTTPS (${view.listen}). Off by default.`),
+        view.serving ? [h("label", "Address"), h("span.mono#phone-url", view.serving.url), h("span.help", "")] : null,
+        view.serving ? [h("label", "Fingerprint"), h("span.mono.small#phone-fingerprint", view.serving.fingerprint), h("span.help", "The phone's pairing page shows the same; compare before pairing.")] : null,
+        h("label", { for: "phone-name" }, "Pair"), h("span", name, " ", pair), h("span.help", "A one-time code, valid 10 minutes, for a device of this name.")),
+      pairing,
+      devicesList(view));
+  }
+
+  function devicesList(view) {
+    return view.devices.length
+      ? h("table.methods#phone-devices",
+          h("tr", h("th", "Device"), h("th", "Paired"), h("th", "Last used"), h("th", "")),
+          view.devices.map((d) => h("tr", { "data-device": d.name },
+            h("td", d.name), h("td", clock(d.pairedAt)), h("td", d.lastUsedAt ? clock(d.lastUsedAt) : "—"),
+            h("td", d.revokedAt ? h("span.dim", `revoked ${clock(d.revokedAt)}`)
+              : h("button.btn.small.danger", { onclick: async () => {
+                  try { render(await call("revoke_phone", { name: d.name })); toast(`${d.name} can no longer decide`); } catch (error) { toast(error.message); }
+                } }, "Revoke")))))
+      : h("div.dim#phone-devices", "No phone is paired.");
+  }
+
+  // A phone that pairs (or is revoked from the CLI) shows up here without leaving Settings; only the list is
+  // redrawn, so a name being typed stays.
+  app.refreshers.add(async () => {
+    const list = body.querySelector("#phone-devices");
+    if (!list) return;
+    const view = await call("phone");
+    list.replaceWith(devicesList(view));
+  });
+
+  function showPairing(made, fingerprint) {
+    let qr = null;
+    if (made.qrSvg) {
+      // Our own SVG (the link's modules as one path), parsed as SVG rather than set as HTML.
+      const svg = new DOMParser().parseFromString(made.qrSvg, "image/svg+xml").documentElement;
+      qr = h("div.qr#pair-qr");
+      qr.append(document.importNode(svg, true));
+    }
+    clear(pairing, h("div.pairing",
+      qr,
+      h("div",
+        h("div", `Scan with the phone's camera, or open the link on it, before ${clock(made.pairing.expiresAt)}:`),
+        h("div.mono#pair-link", made.link),
+        h("div", "Code ", h("b.mono#pair-code", made.pairing.code)),
+        fingerprint ? h("div.dim", "Then check the fingerprint on the phone matches the one above.") : null)));
+  }
+
+  call("phone").then(render, (error) => clear(body, h("div.inline-error", error.message)));
+  return section;
 }

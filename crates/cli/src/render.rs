@@ -644,7 +644,8 @@ pub fn pairing(
     );
     if not_served {
         text.push_str(
-            "\nNo phone page is served now: start it with `codemode serve --listen 0.0.0.0:8443`.",
+            "\nNo phone page is served now: start it with `codemode serve --listen 0.0.0.0:8443`, or in the app \
+             (Settings → Approve from a phone).",
         );
     }
     text

@@ -14,6 +14,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+#[path = "../../api/tests/support/mod.rs"]
+mod support;
+use support::worker;
+
 const COOKIE: &str = "codemode_device";
 
 /// Time the tests move by hand: codes and links expire without sleeping.
@@ -37,18 +41,6 @@ struct Phone {
     clock: Arc<HandClock>,
     http: reqwest::Client,
     dir: PathBuf,
-}
-
-fn worker() -> PathBuf {
-    let worker = codemode::executor::default_worker_path();
-    if !worker.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "codemode", "--bin", "codemode-worker"])
-            .status()
-            .expect("cargo builds the worker");
-        assert!(status.success());
-    }
-    worker
 }
 
 fn fresh_dir(name: &str) -> PathBuf {
@@ -82,13 +74,14 @@ async fn serve(name: &str) -> Phone {
     serve_with(name, None).await
 }
 
-/// A page over a data directory whose `connectors.json` is `config` (the default one when `None`).
-async fn serve_with(name: &str, config: Option<&str>) -> Phone {
+/// A fresh data directory with `config` as its `connectors.json` (the default one when `None`), and the hand
+/// clock its options carry. The clock starts at now: the page's certificate is dated by it, and the client
+/// checks the certificate against now.
+fn data_dir(name: &str, config: Option<&str>) -> (PathBuf, Arc<HandClock>, HomeOptions) {
     let dir = fresh_dir(name);
     if let Some(config) = config {
         std::fs::write(dir.join("connectors.json"), config).expect("connectors.json");
     }
-    // From now: the certificate the page is served with is dated by it, and the client checks it against now.
     let clock = Arc::new(HandClock(AtomicI64::new(
         codemode::clock::SystemClock.now_ms(),
     )));
@@ -97,6 +90,12 @@ async fn serve_with(name: &str, config: Option<&str>) -> Phone {
         clock: Some(clock.clone()),
         ..HomeOptions::default()
     };
+    (dir, clock, options)
+}
+
+/// A page over a data directory whose `connectors.json` is `config` (the default one when `None`).
+async fn serve_with(name: &str, config: Option<&str>) -> Phone {
+    let (dir, clock, options) = data_dir(name, config);
     let api = Api::open(&dir, options.clone()).await.expect("opens");
     let api = Arc::new(FollowingApi::from_api(api, options));
     let server = PhoneServer::start(api.clone(), "127.0.0.1:0".parse().unwrap())
@@ -728,16 +727,7 @@ async fn a_webhook_that_fails_is_tried_again_later_and_then_no_more() {
     let (url, posts) = receiver(vec![503, 500]);
     let config = with_webhooks(json!([{ "url": url, "format": "json" }]));
     // Announced by hand here: the server's own announcing would race the test's clock.
-    let dir = fresh_dir("webhook-retries");
-    std::fs::write(dir.join("connectors.json"), config).unwrap();
-    let clock = Arc::new(HandClock(AtomicI64::new(
-        codemode::clock::SystemClock.now_ms(),
-    )));
-    let options = HomeOptions {
-        worker: Some(worker()),
-        clock: Some(clock.clone()),
-        ..HomeOptions::default()
-    };
+    let (dir, clock, options) = data_dir("webhook-retries", Some(&config));
     let api = Api::open(&dir, options).await.expect("opens");
     let outcome = api
         .run(
@@ -748,45 +738,30 @@ async fn a_webhook_that_fails_is_tried_again_later_and_then_no_more() {
         .unwrap();
     assert_eq!(outcome.status(), "paused");
 
-    let first = api
-        .announce_waiting("https://phone.example:8443")
-        .await
-        .unwrap();
+    // What each round of announcing attempts: (attempt, why it failed).
+    let round = || async {
+        api.announce_waiting("https://phone.example:8443")
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.attempt, a.error))
+            .collect::<Vec<_>>()
+    };
+    let first = round().await;
     assert_eq!(first.len(), 1);
-    assert_eq!(first[0].attempt, 1);
-    assert!(
-        first[0].error.as_deref().unwrap().contains("503"),
-        "{first:?}"
-    );
+    assert_eq!(first[0].0, 1);
+    assert!(first[0].1.as_deref().unwrap().contains("503"), "{first:?}");
     posts
         .recv_timeout(std::time::Duration::from_secs(5))
         .unwrap();
-    // Not due again before 30 seconds.
-    assert!(
-        api.announce_waiting("https://phone.example:8443")
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(round().await.is_empty(), "not due again before 30 seconds");
     clock.advance(30_000);
-    let second = api
-        .announce_waiting("https://phone.example:8443")
-        .await
-        .unwrap();
-    assert_eq!((second[0].attempt, second[0].error.is_some()), (2, true));
+    let second = round().await;
+    assert_eq!((second[0].0, second[0].1.is_some()), (2, true));
     clock.advance(60_000);
-    let third = api
-        .announce_waiting("https://phone.example:8443")
-        .await
-        .unwrap();
-    assert_eq!((third[0].attempt, third[0].error.as_deref()), (3, None));
+    assert_eq!(round().await, [(3, None)]);
     clock.advance(3_600_000);
-    assert!(
-        api.announce_waiting("https://phone.example:8443")
-            .await
-            .unwrap()
-            .is_empty()
-    );
+    assert!(round().await.is_empty(), "announced: nothing more to send");
 }
 
 #[tokio::test(flavor = "multi_thread")]
