@@ -8,6 +8,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { request as httpsRequest } from "node:https";
+import { scenarios } from "./scenarios.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 // E2E_PROFILE=release measures the release build (scripts/e2e builds what it names; debug by default).
@@ -21,7 +22,6 @@ const TIMINGS = process.env.CODEMODE_TIMINGS;
 mkdirSync(OUT, { recursive: true });
 
 let browser;
-const results = [];
 /** The app's own figures (issue 8): printed and written to target/e2e/figures.json. */
 const figures = {};
 
@@ -59,20 +59,9 @@ async function closeSession() {
   browser = null;
 }
 
-async function test(name, body) {
-  // E2E_ONLY=<words>[|<words>…] runs the matching tests only (for working on one); CI runs them all.
-  if (process.env.E2E_ONLY && !process.env.E2E_ONLY.split("|").some((words) => name.includes(words))) return;
-  const started = Date.now();
-  try {
-    await body();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    results.push({ name, ok: false });
-    console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
-    if (browser) await windowShot(join(OUT, `failed-${name.replace(/\W+/g, "-")}.png`)).catch(() => {});
-  }
-}
+const { test, finish } = scenarios(async (slug) => {
+  if (browser) await windowShot(join(OUT, `failed-${slug}.png`));
+});
 
 const $ = (selector) => browser.$(selector);
 const text = (selector) => browser.execute((s) => { const el = document.querySelector(s); return el ? el.innerText : ""; }, selector);
@@ -1054,6 +1043,4 @@ await test("a database from a newer version opens a window that says so, and is 
 
 await closeSession();
 writeFileSync(join(OUT, "figures.json"), JSON.stringify(figures, null, 2));
-const failed = results.filter((r) => !r.ok).length;
-console.log(`${results.length - failed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

@@ -10,6 +10,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { scenarios } from "./scenarios.mjs";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const BIN = join(ROOT, "target", process.env.E2E_PROFILE || "debug");
@@ -21,7 +22,6 @@ mkdirSync(OUT, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), "codemode-phone-e2e-"));
 const home = join(work, "data");
 const figures = {};
-const results = [];
 const children = [];
 
 function cli(...args) {
@@ -35,18 +35,7 @@ function program(name, code) {
 function assert(condition, message) {
   if (!condition) throw new Error(message);
 }
-async function test(name, body) {
-  const started = Date.now();
-  try {
-    await body();
-    results.push({ name, ok: true });
-    console.log(`ok   ${name} (${Date.now() - started} ms)`);
-  } catch (error) {
-    results.push({ name, ok: false });
-    console.log(`FAIL ${name}: ${error && error.stack ? error.stack : error}`);
-    await browser.saveScreenshot(join(OUT, `phone-failed-${name.replace(/\W+/g, "-")}.png`)).catch(() => {});
-  }
-}
+const { test, finish } = scenarios((slug) => browser.saveScreenshot(join(OUT, `phone-failed-${slug}.png`)));
 function started(child, pattern, what) {
   return new Promise((resolve, reject) => {
     let seen = "";
@@ -195,6 +184,4 @@ await test("revoking the phone on the computer leaves the page saying it is not 
 await browser.deleteSession().catch(() => {});
 for (const child of children) child.kill();
 writeFileSync(join(OUT, "phone-figures.json"), JSON.stringify(figures, null, 2) + "\n");
-const failed = results.filter((r) => !r.ok);
-console.log(`${results.length - failed.length} of ${results.length} phone-page tests passed`);
-process.exit(failed.length ? 1 : 0);
+finish();

@@ -767,18 +767,33 @@ async fn a_webhook_that_fails_is_tried_again_later_and_then_no_more() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_webhook_that_is_not_a_url_is_refused_with_its_place() {
     let dir = fresh_dir("webhook-config");
-    std::fs::write(
-        dir.join("connectors.json"),
-        with_webhooks(json!([{ "url": "ftp://example.com/x", "format": "json" }])),
-    )
-    .unwrap();
-    let error = connectors::config::load(&dir).unwrap_err();
-    assert!(error.message.contains("http or https"), "{error}");
-    std::fs::write(
-        dir.join("connectors.json"),
-        with_webhooks(json!([{ "url": "https://ntfy.sh/mine", "format": "pager" }])),
-    )
-    .unwrap();
-    let error = connectors::config::load(&dir).unwrap_err();
-    assert!(error.message.contains("\"pager\""), "{error}");
+    for (hook, says) in [
+        (
+            json!({ "url": "ftp://example.com/x", "format": "json" }),
+            "http or https",
+        ),
+        (
+            json!({ "url": "https://ntfy.sh/mine", "format": "pager" }),
+            "\"pager\"",
+        ),
+        (
+            json!({ "url": "https://ntfy.sh/mine", "secret": "x" }),
+            "unknown field",
+        ),
+    ] {
+        let config = serde_json::to_string_pretty(
+            &serde_json::from_str::<Value>(&with_webhooks(json!([hook]))).unwrap(),
+        )
+        .unwrap();
+        std::fs::write(dir.join("connectors.json"), &config).unwrap();
+        let error = connectors::config::load(&dir).unwrap_err();
+        assert!(error.message.contains(says), "{error}");
+        // The file's line with "webhooks" on it, where a person looks.
+        let line = config
+            .lines()
+            .position(|l| l.contains("\"webhooks\""))
+            .unwrap()
+            + 1;
+        assert_eq!(error.line, line, "{error}");
+    }
 }
