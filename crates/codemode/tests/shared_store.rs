@@ -518,3 +518,103 @@ async fn a_runtime_of_another_name_on_the_same_database_can_neither_read_decide_
     assert_eq!(approved.status(), "completed", "{approved:?}");
     assert_eq!(a.rollback(&done).await.unwrap().reverted.len(), 1);
 }
+
+/// The test server's certificate authority (scripts/lib/postgres.sh makes it), if the server speaks TLS.
+fn server_ca() -> Option<String> {
+    std::env::var("CODEMODE_TEST_POSTGRES_CA")
+        .ok()
+        .filter(|ca| !ca.is_empty())
+}
+
+/// Whether the store's own connections to database `url` are encrypted, as the server sees them.
+fn encrypted_sessions(url: &str) -> String {
+    let database = url.rsplit('/').next().unwrap_or_default();
+    psql_output(
+        url,
+        &format!(
+            "SELECT DISTINCT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+             WHERE a.application_name = 'codemode' AND a.datname = '{database}'"
+        ),
+        false,
+    )
+    .trim()
+    .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn verify_full_trusts_the_servers_authority_and_refuses_another() {
+    let _server = SERVER.lock().await;
+    let (Some(url), Some(ca)) = (fresh_postgres("tls"), server_ca()) else {
+        eprintln!("skipped: the test server has no TLS authority");
+        return;
+    };
+    let verified = format!("{url}?sslmode=verify-full&sslrootcert={ca}");
+    let runtime = Runtime::open(StoreLocation::Postgres(verified), options(), vec![])
+        .await
+        .expect("verify-full against the server's own authority");
+    runtime.execute("async () => 1").await.unwrap();
+    assert_eq!(
+        encrypted_sessions(&url),
+        "t",
+        "every connection is encrypted"
+    );
+    drop(runtime);
+
+    // An authority the server's certificate does not come from: refused, with the server and the reason.
+    let other = std::env::temp_dir().join(format!("codemode-other-ca-{}", std::process::id()));
+    std::fs::create_dir_all(&other).unwrap();
+    let status = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+        ])
+        .args(["-days", "1", "-subj", "/CN=someone else"])
+        .arg("-keyout")
+        .arg(other.join("ca.key"))
+        .arg("-out")
+        .arg(other.join("ca.pem"))
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("openssl");
+    assert!(status.success());
+    let wrong = format!(
+        "{}?sslmode=verify-full&sslrootcert={}&password=s3cret",
+        url,
+        other.join("ca.pem").display()
+    );
+    let error = Runtime::open(StoreLocation::Postgres(wrong), options(), vec![])
+        .await
+        .err()
+        .expect("another authority is refused")
+        .to_string();
+    assert!(error.contains("cannot reach the shared store"), "{error}");
+    assert!(error.contains("127.0.0.1"), "{error}");
+    assert!(error.to_lowercase().contains("certificate"), "{error}");
+    assert!(!error.contains("s3cret"), "{error}");
+
+    // verify-full without roots says how to give them; sslmode=disable still connects in clear.
+    let error = Runtime::open(
+        StoreLocation::Postgres(format!("{url}?sslmode=verify-full")),
+        options(),
+        vec![],
+    )
+    .await
+    .err()
+    .expect("no roots")
+    .to_string();
+    assert!(error.contains("sslrootcert=FILE"), "{error}");
+    let clear = Runtime::open(
+        StoreLocation::Postgres(format!("{url}?sslmode=disable")),
+        options(),
+        vec![],
+    )
+    .await
+    .expect("sslmode=disable");
+    clear.execute("async () => 2").await.unwrap();
+    assert_eq!(encrypted_sessions(&url), "f");
+}

@@ -14,6 +14,7 @@ mod hosts;
 mod location;
 mod migrations;
 mod postgres;
+mod postgres_tls;
 mod queries;
 mod retention;
 mod rollback;

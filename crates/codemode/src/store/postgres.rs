@@ -3,6 +3,7 @@
 //! plus one connection that only LISTENs: every host's commits move a change counter, and the decisions
 //! handed to this host arrive on a channel.
 
+use super::postgres_tls::{self, RustlsConnect};
 use super::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use futures_executor::block_on;
@@ -11,8 +12,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+use tokio_postgres::AsyncMessage;
 use tokio_postgres::types::{ToSql, Type};
-use tokio_postgres::{AsyncMessage, NoTls};
 
 /// The channel every write transaction notifies on commit, with its runtime's name as the payload; a decision
 /// handed to a host is `<runtime>\thand-off\t<host id>\t<run id>`.
@@ -68,7 +69,9 @@ impl Postgres {
     /// Connects to `url` (a `postgres://` URL or a `key=value` string) as the host `host`, checking the
     /// server answers.
     pub(crate) fn connect(url: &str, runtime_name: &str, host: &str) -> Result<Self, DbError> {
-        let mut config = tokio_postgres::Config::from_str(url)
+        let (url, tls) = postgres_tls::split_url(url)?;
+        let connector = postgres_tls::connector(&tls)?;
+        let mut config = tokio_postgres::Config::from_str(&url)
             .map_err(|e| DbError::Pool(format!("not a PostgreSQL address: {}", e)))?;
         config.connect_timeout(CONNECT_TIMEOUT);
         if config.get_application_name().is_none() {
@@ -82,7 +85,7 @@ impl Postgres {
             .map_err(|e| DbError::Pool(format!("cannot start the database runtime: {e}")))?;
         let manager = Manager::from_config(
             config.clone(),
-            NoTls,
+            connector.clone(),
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -109,6 +112,7 @@ impl Postgres {
         drop(postgres.connection()?);
         postgres.spawn(listen(
             config,
+            connector,
             Listening {
                 runtime: runtime_name.to_owned(),
                 host: host.to_owned(),
@@ -437,10 +441,10 @@ impl Listening {
 
 /// Keeps one connection LISTENing on [`CHANNEL`]. When the connection ends it connects again, counts a
 /// change and asks for a rescan of handed runs, since what was announced meanwhile is lost.
-async fn listen(config: tokio_postgres::Config, listening: Listening) {
+async fn listen(config: tokio_postgres::Config, connector: RustlsConnect, listening: Listening) {
     let listening = Arc::new(listening);
     loop {
-        if let Ok((client, mut connection)) = config.connect(NoTls).await {
+        if let Ok((client, mut connection)) = config.connect(connector.clone()).await {
             let heard = listening.clone();
             let driver = tokio::spawn(async move {
                 let mut messages =
@@ -481,6 +485,30 @@ pub fn masked(url: &str) -> String {
             .collect::<Vec<_>>()
             .join(" ");
     };
+    // A password may also come as a query parameter (`?password=…`).
+    let (url, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let query = query.map(|query| {
+        query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some(("password", _)) => "password=***",
+                _ => pair,
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    });
+    let masked_base = masked_authority(url, scheme_end);
+    match query {
+        Some(query) => format!("{masked_base}?{query}"),
+        None => masked_base,
+    }
+}
+
+/// `url` (without its query) with the password of its authority replaced.
+fn masked_authority(url: &str, scheme_end: usize) -> String {
     let rest = &url[scheme_end + 3..];
     let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
     let authority = &rest[..authority_end];
@@ -510,6 +538,14 @@ mod tests {
         assert_eq!(
             masked("postgres://ann@db.example/codemode?sslmode=disable"),
             "postgres://ann@db.example/codemode?sslmode=disable"
+        );
+        assert_eq!(
+            masked("postgres://ann@db.example/codemode?sslmode=require&password=s3cret"),
+            "postgres://ann@db.example/codemode?sslmode=require&password=***"
+        );
+        assert_eq!(
+            masked("postgres://ann:pw@db.example?password=s3cret"),
+            "postgres://ann:***@db.example?password=***"
         );
         assert_eq!(
             masked("host=db user=ann password=s3cret dbname=x"),
