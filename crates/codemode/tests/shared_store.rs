@@ -618,3 +618,54 @@ async fn verify_full_trusts_the_servers_authority_and_refuses_another() {
     clear.execute("async () => 2").await.unwrap();
     assert_eq!(encrypted_sessions(&url), "f");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_silent_for_a_week_are_forgotten_unless_a_run_names_them() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("forgotten") else {
+        return;
+    };
+    let store = StoreLocation::Postgres(url.clone());
+    let runtime = Runtime::open(store.clone(), options(), vec![])
+        .await
+        .unwrap();
+    let run = runtime.execute("async () => 1").await.unwrap();
+    drop(runtime);
+    let week_ago =
+        codemode::clock::Clock::now_ms(&codemode::clock::SystemClock) - 8 * 24 * 3600 * 1000;
+    let runtime_name = psql_output(&url, "SELECT DISTINCT runtime FROM cm_hosts", false);
+    for (id, began) in [
+        ("gone-laptop", week_ago),
+        ("old-owner", week_ago),
+        ("yesterday", week_ago + 7 * 24 * 3600 * 1000),
+    ] {
+        psql_output(
+            &url,
+            &format!(
+                "INSERT INTO cm_hosts (id, runtime, name, connectors, machine, pid, began_at, heartbeat_at)
+                 VALUES ('{id}', '{}', '{id}', '[]', 'elsewhere', 1, {began}, {began})",
+                runtime_name.trim()
+            ),
+            false,
+        );
+    }
+    psql_output(
+        &url,
+        &format!(
+            "UPDATE cm_executions SET owner_host = 'old-owner' WHERE id = '{}'",
+            run.execution_id()
+        ),
+        false,
+    );
+    // The next host to start forgets what nobody needs.
+    drop(Runtime::open(store, options(), vec![]).await.unwrap());
+    let left = psql_output(
+        &url,
+        "SELECT id FROM cm_hosts WHERE machine = 'elsewhere' ORDER BY id",
+        false,
+    );
+    assert_eq!(
+        left.split_whitespace().collect::<Vec<_>>(),
+        ["old-owner", "yesterday"]
+    );
+}

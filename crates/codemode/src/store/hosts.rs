@@ -16,6 +16,10 @@ use std::time::Duration;
 /// A host whose last heartbeat is older than this is gone.
 pub const HOST_TIMEOUT_MS: i64 = 30_000;
 
+/// How long a host no run belongs to is remembered after its last sign of life: a laptop given away, a data
+/// directory deleted, a container gone (docs/shared-store.md, "Hosts").
+pub const HOST_FORGOTTEN_MS: i64 = 7 * 24 * 3600 * 1000;
+
 /// How often a live host says so.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
 
@@ -135,6 +139,13 @@ impl Store {
                    heartbeat_at = CASE WHEN excluded.heartbeat_at > cm_hosts.heartbeat_at
                                        THEN excluded.heartbeat_at ELSE cm_hosts.heartbeat_at END",
                 args![host.id, self.runtime, host.name, connectors, self.owner.pid, now, self.machine, heartbeat],
+            )?;
+            // Hosts silent for a week that no run or rollback names: nothing would show or need them again.
+            tx.execute(
+                "DELETE FROM cm_hosts WHERE runtime = ?1 AND id <> ?2 AND heartbeat_at < ?3 AND began_at < ?3
+                   AND NOT EXISTS (SELECT 1 FROM cm_executions e
+                                   WHERE e.owner_host = cm_hosts.id OR e.rollback_host = cm_hosts.id)",
+                args![self.runtime, host.id, now - HOST_FORGOTTEN_MS],
             )?;
             Ok(())
         })
