@@ -202,7 +202,7 @@ await test("playground → paused card with connector.method and arguments → a
   await nav("executions");
   await waitText("#executions-list", (t) => t.includes("completed"), "completed in the list");
   await click("#executions-list .row");
-  await waitText("#timeline", (t) => t.includes("files.write_file") && t.includes("approved by console"), "the timeline says who decided");
+  await waitText("#timeline", (t) => t.includes("files.write_file") && /approved by \S+ via console/.test(t), "the timeline says who decided, and how");
   await click('.tab[data-tab="result"]');
   const result = await waitText("#execution-result", (t) => t.includes("notes/plan.md"), "the result");
   assert(result.includes("created"), result);
@@ -263,7 +263,7 @@ await test("reject with a reason ends the run as rejected, and Executions says w
   await waitText("#executions-list", (t) => t.includes("rejected"), "listed as rejected");
   await click("#executions-list .row");
   await waitText("#execution-error", (t) => t.includes("Action files.write_file rejected by user: write under drafts/ instead"), "the error the agent reads");
-  await waitText("#timeline", (t) => t.includes("rejected by console") && !t.includes("approved by"), "the timeline says rejected, not approved");
+  await waitText("#timeline", (t) => /rejected by \S+ via console/.test(t) && !t.includes("approved by"), "the timeline says rejected, not approved");
   await click('#timeline .entry[data-seq="1"] .entry-head');
   await waitText("#timeline", (t) => t.includes("Reason given: write under drafts/ instead"), "the reason");
   await shot("executions-rejected");
@@ -296,7 +296,7 @@ await test("an approval edited from the command line shows both argument sets", 
   await click('#status-chips [data-status="completed"]');
   await waitText("#executions-list", (t) => t.includes(pending.executionId.slice(-4)), "the edited run is listed");
   await browser.execute((id) => { const row = [...document.querySelectorAll("#executions-list .row")].find((r) => r.innerText.includes(id.slice(-4))); if (row) row.click(); }, pending.executionId);
-  await waitText("#timeline", (t) => t.includes("approved with edits by cli"), "the edited decision");
+  await waitText("#timeline", (t) => /approved with edits by \S+ via cli/.test(t), "the edited decision");
   await click('#timeline .entry[data-seq="1"] .entry-head');
   const timeline = await waitText("#timeline", (t) => t.toLowerCase().includes("arguments that ran (edited)"), "both argument sets");
   assert(timeline.includes("draft.txt") && timeline.includes("edited.txt"), timeline);

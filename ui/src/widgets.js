@@ -189,13 +189,15 @@ export function hostNote(e) {
 const DECIDED = { approved: "approved", edited: "approved with edits", rejected: "rejected", allowed: "allowed", denied: "denied", expired: "expired" };
 
 /**
- * What was decided about a call, as a person reads it: "rejected by console at 14:02". A rejected call and a
+ * What was decided about a call, as a person reads it: "rejected by ann via console at 14:02". A rejected call and a
  * rolled-back call are both `reverted`; only the decision tells them apart (docs/design.md, "Decisions").
  */
 export function decisionText(entry, withTime = true) {
   const d = entry.decision;
   if (!d) return entry.decidedBy ? `decided by ${entry.decidedBy}` : null;
-  const by = d.rule ? `rule ${d.rule}` : d.device ? `device "${d.device}"` : d.client ? `${d.by} "${d.client}"` : d.by;
+  const way = d.rule ? `rule ${d.rule}` : d.device ? `device "${d.device}"` : d.client ? `${d.by} "${d.client}"` : d.by;
+  // Who, as the store authenticated them (docs/design.md, "Who decided"), then the way they answered.
+  const by = d.person ? `${d.person} via ${way}` : way;
   return `${DECIDED[d.kind] || d.kind} by ${by}${withTime && d.at ? " at " + clock(d.at) : ""}`;
 }
 

@@ -304,7 +304,8 @@ fn host_column(host: &codemode::RunHost) -> String {
     }
 }
 
-/// What was decided about a call, as a person reads it: `rejected by cli: not today`, `allowed by rule notes`.
+/// What was decided about a call, as a person reads it: `rejected by ann via cli: not today`, `allowed by rule
+/// notes`.
 fn decision(entry: &ToolLogEntry) -> String {
     let Some(decision) = &entry.decision else {
         return entry.decided_by.clone().unwrap_or_default();
@@ -319,6 +320,11 @@ fn decision(entry: &ToolLogEntry) -> String {
         (None, Some(device), _) => format!("device {device:?}"),
         (None, None, Some(client)) => format!("{} {client:?}", decision.by),
         (None, None, None) => decision.by.to_string(),
+    };
+    // Who, as the store authenticated them, then the way they answered: "approved by alice via cli".
+    let by = match &decision.person {
+        Some(person) => format!("{person} via {by}"),
+        None => by,
     };
     match &decision.reason {
         Some(reason) => format!("{kind} by {by}: {reason}"),

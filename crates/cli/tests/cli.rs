@@ -120,7 +120,8 @@ fn run_pending_approve_show_and_rollback() {
         "DECISION",
         "files.write_file",
         "applied",
-        "approved by cli",
+        // Who decided, as the operating system knows them on SQLite, then the way they answered.
+        "via cli",
         "\"quarterly\"",
     ] {
         assert!(human.stdout.contains(needle), "{needle}: {}", human.stdout);

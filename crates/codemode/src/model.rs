@@ -120,6 +120,12 @@ impl Actor {
             Actor::Device => "device",
         }
     }
+
+    /// Whether a person gave this answer (through some front end), so the decision names who they are
+    /// (`Decision::person`); expiry and rules are nobody.
+    pub fn is_person(self) -> bool {
+        !matches!(self, Actor::Expiry | Actor::Rule)
+    }
 }
 
 impl std::fmt::Display for Actor {
@@ -170,6 +176,11 @@ pub struct Decision {
     /// For a decision `by: "device"`: the name the device was paired under (docs/phone.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// Who decided, as the store authenticated them — never what a front end said: on PostgreSQL the
+    /// server's `session_user`, written by a trigger; on SQLite the operating-system user (docs/design.md,
+    /// "Who decided"). `None` for expiry and rules, and for decisions recorded before schema 15.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 /// Who answered a call from outside the console, under the name that identifies them there.
@@ -218,6 +229,7 @@ impl Decision {
             shown: None,
             client: None,
             device: None,
+            person: None,
         }
     }
 }

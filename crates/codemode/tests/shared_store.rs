@@ -669,3 +669,82 @@ async fn hosts_silent_for_a_week_are_forgotten_unless_a_run_names_them() {
         ["old-owner", "yesterday"]
     );
 }
+
+/// `url` as another PostgreSQL role would connect (the test server trusts every local role).
+fn as_role(url: &str, role: &str) -> String {
+    url.replacen("postgres://postgres@", &format!("postgres://{role}@"), 1)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn who_decided_is_the_role_the_server_authenticated_whatever_a_client_says() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("people") else {
+        return;
+    };
+    let clock = support::TestClock::at(1_800_000_000_000);
+    let alpha = Station::new("alpha");
+    let agent_host = host(&url, "agent", vec![alpha.clone()], clock.clone()).await;
+    psql_output(&url, "CREATE ROLE alice LOGIN", true);
+    psql_output(
+        &url,
+        "GRANT ALL ON ALL TABLES IN SCHEMA public TO alice; GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO alice",
+        false,
+    );
+    let alices = host(
+        &as_role(&url, "alice"),
+        "alices-laptop",
+        vec![],
+        clock.clone(),
+    )
+    .await;
+
+    // Alice approves on her laptop; the agent's host runs the call. The log names alice, not the agent's role.
+    let paused = agent_host
+        .execute("async () => alpha.act({ n: 1 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let done = alices
+        .approve(&id, codemode::Actor::Console, None)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    let decision = agent_host.execution(&id).unwrap().unwrap().log[0]
+        .decision
+        .clone()
+        .unwrap();
+    assert_eq!(decision.person.as_deref(), Some("alice"));
+    assert_eq!(decision.by, codemode::Actor::Console);
+
+    // The agent's host rejects one itself: it is named as what it authenticated as.
+    let paused = agent_host
+        .execute("async () => alpha.act({ n: 2 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    agent_host
+        .reject(&id, 0, codemode::Actor::Cli, None)
+        .await
+        .unwrap();
+    let decision = agent_host.execution(&id).unwrap().unwrap().log[0]
+        .decision
+        .clone()
+        .unwrap();
+    assert_eq!(decision.person.as_deref(), Some("postgres"));
+
+    // A client that writes a decision naming someone else is overruled by the server.
+    psql_output(
+        &url,
+        &format!(
+            "UPDATE cm_log SET decision = '{{\"kind\":\"approved\",\"by\":\"cli\",\"at\":1,\"person\":\"bob\"}}'
+             WHERE execution_id = '{id}'"
+        ),
+        false,
+    );
+    let forged = psql_output(
+        &url,
+        &format!("SELECT decision::jsonb ->> 'person' FROM cm_log WHERE execution_id = '{id}'"),
+        false,
+    );
+    assert_eq!(forged.trim(), "postgres");
+}

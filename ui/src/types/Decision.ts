@@ -27,4 +27,10 @@ client?: string | null,
 /**
  * For a decision `by: "device"`: the name the device was paired under (docs/phone.md).
  */
-device?: string | null, };
+device?: string | null, 
+/**
+ * Who decided, as the store authenticated them — never what a front end said: on PostgreSQL the
+ * server's `session_user`, written by a trigger; on SQLite the operating-system user (docs/design.md,
+ * "Who decided"). `None` for expiry and rules, and for decisions recorded before schema 15.
+ */
+person?: string | null, };

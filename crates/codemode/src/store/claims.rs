@@ -83,7 +83,7 @@ impl Store {
         expected: Option<&CallRef>,
     ) -> Result<Resume, StoreError> {
         let (by, now) = (decision.by.as_str(), decision.at);
-        let decision = serde_json::to_string(decision).unwrap_or_default();
+        let decision = self.attributed(decision);
         self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Resume::Missing);
@@ -99,8 +99,7 @@ impl Store {
             let changed = tx.execute(
                 &format!(
                     "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
-                         owner_host = ?5, rollback_pid = NULL, rollback_started = NULL, rollback_host = NULL,
-                         handed = NULL
+                         owner_host = ?5, rollback_pid = NULL, rollback_started = NULL, rollback_host = NULL
                      WHERE id = ?1 AND status = 'paused' AND handed IS {}NULL",
                     if handed { "NOT " } else { "" }
                 ),
@@ -120,6 +119,14 @@ impl Store {
                 ),
                 args![id, by, now, decision],
             )?;
+            if handed {
+                // Cleared only now: the decision's trigger on PostgreSQL takes the person from the handed
+                // decision, which the approver's own connection wrote (migration 15).
+                tx.execute(
+                    "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND runtime = ?2",
+                    args![id, self.runtime],
+                )?;
+            }
             Ok(Resume::Resumed)
         })
     }
@@ -232,7 +239,7 @@ impl Store {
                      WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                     decision_with_shown(tx.dialect(), "?5")
                 ),
-                args![id, seq as i64, actor.as_str(), now, serde_json::to_string(decision).unwrap_or_default()],
+                args![id, seq as i64, actor.as_str(), now, self.attributed(decision)],
             )?;
             let error = crate::model::rejected_message(&connector, &method, decision, decide_within);
             tx.execute(

@@ -175,7 +175,7 @@ impl Store {
         decision: &Decision,
         expected: Option<&CallRef>,
     ) -> Result<HandOff, StoreError> {
-        let text = serde_json::to_string(decision).unwrap_or_default();
+        let text = self.attributed(decision);
         let handed = self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(HandOff::Missing);

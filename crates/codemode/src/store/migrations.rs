@@ -132,7 +132,8 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE cm_log ADD COLUMN decide_by INTEGER;
      CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
     // 14: phones paired to approve from (a hash of each device's token, never the token), the one-time
-    // pairing codes (hashed too), and the signed links already followed, each usable once (docs/phone.md).
+    // pairing codes (hashed too), and the signed links already followed, each usable once (docs/phone.md);
+    // the webhook announcements; and, on PostgreSQL only, the triggers that name who decided.
     "CREATE TABLE cm_devices (
         runtime TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -304,7 +305,42 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
             sent_at BIGINT,
             last_error TEXT,
             PRIMARY KEY (runtime, execution_id, seq, url)
-         );"#,
+         );
+         -- Who decided is the role the server authenticated (docs/design.md, "Who decided"): a person's
+         -- decision, written by any connection, gets `person` = session_user, whatever the client sent. The
+         -- one exception is a handed decision copied into the log by the run's own host: it keeps the person
+         -- the approver's connection wrote into cm_executions.handed.
+         CREATE FUNCTION cm_person_decision(decision TEXT, person TEXT) RETURNS TEXT
+           LANGUAGE sql IMMUTABLE AS $fn$
+             SELECT CASE WHEN decision IS NULL
+                           OR (decision::jsonb ->> 'by') NOT IN ('console', 'cli', 'api', 'notification', 'client', 'device')
+                         THEN decision
+                         ELSE (decision::jsonb || jsonb_build_object('person', person))::text END
+           $fn$;
+         CREATE FUNCTION cm_stamp_handed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+           BEGIN
+             IF NEW.handed IS NOT NULL THEN
+               NEW.handed := cm_person_decision(NEW.handed, session_user);
+             END IF;
+             RETURN NEW;
+           END
+         $fn$;
+         CREATE TRIGGER cm_stamp_handed BEFORE INSERT OR UPDATE OF handed ON cm_executions
+           FOR EACH ROW EXECUTE FUNCTION cm_stamp_handed();
+         CREATE FUNCTION cm_stamp_decision() RETURNS trigger LANGUAGE plpgsql AS $fn$
+           DECLARE
+             handed TEXT;
+           BEGIN
+             IF NEW.decision IS NOT NULL THEN
+               SELECT e.handed INTO handed FROM cm_executions e WHERE e.id = NEW.execution_id;
+               NEW.decision := cm_person_decision(NEW.decision,
+                 coalesce(handed::jsonb ->> 'person', session_user::text));
+             END IF;
+             RETURN NEW;
+           END
+         $fn$;
+         CREATE TRIGGER cm_stamp_decision BEFORE INSERT OR UPDATE OF decision ON cm_log
+           FOR EACH ROW EXECUTE FUNCTION cm_stamp_decision();"#,
     ),
 ];
 

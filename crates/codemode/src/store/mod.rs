@@ -13,6 +13,7 @@ mod faults;
 mod hosts;
 mod location;
 mod migrations;
+mod people;
 mod postgres;
 mod postgres_tls;
 mod queries;
