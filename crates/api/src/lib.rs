@@ -15,6 +15,7 @@ mod following;
 mod listing;
 mod managing;
 mod notifying;
+mod permissions;
 mod preview;
 mod settings;
 pub mod types;
@@ -37,6 +38,7 @@ pub use notifying::{
     ActionOutcome, BODY_MARKUP, NotificationAction, NotificationAnswer, NotificationCard,
     NotificationSignal, SentNotification, notification_body_for, reminder_due,
 };
+pub use permissions::Grant;
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};

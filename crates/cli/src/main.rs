@@ -145,10 +145,29 @@ enum Command {
         #[arg(long, value_name = "ADDR:PORT", default_value = codemode_phone::DEFAULT_LISTEN)]
         listen: String,
     },
+    /// The shared PostgreSQL store's people and permissions.
+    #[command(subcommand)]
+    Store(StoreCommand),
     /// Phones paired to approve from: list them, pair one, or revoke one.
     Devices {
         #[command(subcommand)]
         action: Option<DevicesCommand>,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Make a PostgreSQL login an agent (runs programs, never decides), an approver (decides) or an admin
+    /// (rules and retention too): prints the SQL, or runs it with --apply (as the tables' owner). From the
+    /// first grant on, the server refuses a decision from anyone who is not an approver.
+    Grant {
+        #[arg(value_name = "agent|approver|admin")]
+        role: String,
+        /// The PostgreSQL login.
+        user: String,
+        /// Run the SQL on the store now instead of printing it.
+        #[arg(long)]
+        apply: bool,
     },
 }
 
@@ -620,6 +639,15 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             let listing = api.connectors().await;
             let text = render::connectors(&listing, api.config_error());
             Report::new(&listing, text, true)
+        }
+        Command::Store(StoreCommand::Grant { role, user, apply }) => {
+            let grant = api.store_grant(&role, &user, apply)?;
+            let text = if grant.applied {
+                format!("\"{}\" is now {} on this store", grant.user, grant.role)
+            } else {
+                grant.sql.clone()
+            };
+            Report::new(&grant, text, true)
         }
         Command::Devices { action: None } => {
             let devices = api.devices()?;

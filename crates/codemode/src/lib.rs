@@ -41,7 +41,8 @@ pub use runtime::{
     SystemClock, TransformResult,
 };
 pub use store::{
-    Device, HostIdentity, RecentCallRow, Redeemed, Retention, StoreFault, StoreLocation,
+    Device, HostIdentity, RecentCallRow, Redeemed, Retention, StoreFault, StoreLocation, StoreRole,
+    grant_sql,
 };
 // The store itself and the outcomes of its transitions: for this crate's integration tests, which drive the
 // store directly to set up races and crashes a runtime cannot produce on demand.

@@ -748,3 +748,90 @@ async fn who_decided_is_the_role_the_server_authenticated_whatever_a_client_says
     );
     assert_eq!(forged.trim(), "postgres");
 }
+
+/// Runs `sql` with psql as `url`'s role: what the server said when it refused, if it did.
+fn psql_refusal(url: &str, sql: &str) -> Option<String> {
+    let output = std::process::Command::new("psql")
+        .args([url, "-v", "ON_ERROR_STOP=1", "-Aqtc", sql])
+        .output()
+        .expect("psql runs");
+    (!output.status.success()).then(|| String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("roles") else {
+        return;
+    };
+    let clock = support::TestClock::at(1_800_000_000_000);
+    // The tables' owner opens the store first and hands out the roles.
+    let owner = host(&url, "owner", vec![], clock.clone()).await;
+    psql_output(&url, "CREATE ROLE robot LOGIN", true);
+    psql_output(&url, "CREATE ROLE carol LOGIN", true);
+    owner.grant(codemode::StoreRole::Agent, "robot").unwrap();
+    owner.grant(codemode::StoreRole::Approver, "carol").unwrap();
+    let refused = owner
+        .grant(codemode::StoreRole::Agent, "x\"; DROP TABLE cm_log; --")
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("not a PostgreSQL login"), "{refused}");
+
+    // The agent's host runs a program; its call waits. Its own approval is refused by the server.
+    let alpha = Station::new("alpha");
+    let robot_url = as_role(&url, "robot");
+    let agent = host(&robot_url, "robot-host", vec![alpha.clone()], clock.clone()).await;
+    let paused = agent
+        .execute("async () => alpha.act({ n: 1 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let refusal = agent
+        .approve(&id, codemode::Actor::Cli, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refusal.contains("robot may not decide calls: deciding needs the role codemode_approver"),
+        "{refusal}"
+    );
+    assert!(
+        agent
+            .reject(&id, 0, codemode::Actor::Cli, None)
+            .await
+            .is_err()
+    );
+    // A patched binary writing the decision itself fares no better, nor one writing the rules.
+    let raw = psql_refusal(
+        &robot_url,
+        &format!(
+            "UPDATE cm_log SET decision = '{{\"kind\":\"approved\",\"by\":\"cli\",\"at\":1}}' WHERE execution_id = '{id}'"
+        ),
+    )
+    .expect("refused");
+    assert!(raw.contains("may not decide calls"), "{raw}");
+    let rules = psql_refusal(&robot_url, "DELETE FROM cm_rules").expect("refused");
+    assert!(rules.contains("permission denied"), "{rules}");
+    assert!(alpha.acts().is_empty(), "nothing ran");
+    assert_eq!(agent.pending(None).unwrap().len(), 1, "still waiting");
+
+    // Carol, an approver, approves from her laptop: it runs on the agent's host, once, named as hers.
+    let carol = host(
+        &as_role(&url, "carol"),
+        "carol-laptop",
+        vec![],
+        clock.clone(),
+    )
+    .await;
+    let done = carol
+        .approve(&id, codemode::Actor::Console, None)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert_eq!(alpha.acts().len(), 1);
+    let decision = agent.execution(&id).unwrap().unwrap().log[0]
+        .decision
+        .clone()
+        .unwrap();
+    assert_eq!(decision.person.as_deref(), Some("carol"));
+}

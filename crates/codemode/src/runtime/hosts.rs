@@ -198,3 +198,12 @@ impl Runtime {
         }
     }
 }
+
+impl Runtime {
+    /// Makes `user` a `role` on the shared store (docs/shared-store.md, "People and permissions"), running
+    /// [`crate::grant_sql`] on this runtime's connection, which must be the tables' owner's.
+    pub fn grant(&self, role: crate::StoreRole, user: &str) -> Result<(), RuntimeError> {
+        let sql = crate::grant_sql(role, user).map_err(RuntimeError::InvalidArgs)?;
+        Ok(self.inner.store.administer(&sql)?)
+    }
+}

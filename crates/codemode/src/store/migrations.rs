@@ -317,9 +317,28 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
                          THEN decision
                          ELSE (decision::jsonb || jsonb_build_object('person', person))::text END
            $fn$;
-         CREATE FUNCTION cm_stamp_handed() RETURNS trigger LANGUAGE plpgsql AS $fn$
+         -- Permissions by the database (docs/shared-store.md, "People and permissions"): once
+         -- `codemode store grant` has enforced them here, only members of codemode_approver decide.
+         CREATE TABLE cm_permissions (enforced BOOLEAN NOT NULL);
+         CREATE FUNCTION cm_may_decide(decision TEXT) RETURNS VOID
+           LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$
+             BEGIN
+               IF decision IS NOT NULL
+                  AND (decision::jsonb ->> 'by') IN ('console', 'cli', 'api', 'notification', 'client', 'device')
+                  AND EXISTS (SELECT 1 FROM cm_permissions WHERE enforced)
+                  AND NOT (EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'codemode_approver')
+                           AND pg_has_role(session_user, 'codemode_approver', 'MEMBER')) THEN
+                 RAISE EXCEPTION USING ERRCODE = '42501',
+                   MESSAGE = format('%s may not decide calls: deciding needs the role codemode_approver '
+                                    '(an admin runs: codemode store grant approver %s)', session_user, session_user);
+               END IF;
+             END
+           $fn$;
+         CREATE FUNCTION cm_stamp_handed() RETURNS trigger
+           LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$
            BEGIN
              IF NEW.handed IS NOT NULL THEN
+               PERFORM cm_may_decide(NEW.handed);
                NEW.handed := cm_person_decision(NEW.handed, session_user);
              END IF;
              RETURN NEW;
@@ -327,12 +346,17 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
          $fn$;
          CREATE TRIGGER cm_stamp_handed BEFORE INSERT OR UPDATE OF handed ON cm_executions
            FOR EACH ROW EXECUTE FUNCTION cm_stamp_handed();
-         CREATE FUNCTION cm_stamp_decision() RETURNS trigger LANGUAGE plpgsql AS $fn$
+         CREATE FUNCTION cm_stamp_decision() RETURNS trigger
+           LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$
            DECLARE
              handed TEXT;
            BEGIN
              IF NEW.decision IS NOT NULL THEN
                SELECT e.handed INTO handed FROM cm_executions e WHERE e.id = NEW.execution_id;
+               -- The run's own host copies a decision an approver handed it; anyone else decides themselves.
+               IF handed IS NULL THEN
+                 PERFORM cm_may_decide(NEW.decision);
+               END IF;
                NEW.decision := cm_person_decision(NEW.decision,
                  coalesce(handed::jsonb ->> 'person', session_user::text));
              END IF;
