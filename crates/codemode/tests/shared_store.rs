@@ -361,6 +361,8 @@ async fn a_run_paused_on_one_host_and_approved_on_another_runs_on_its_own_host()
         refused.contains("Host a.example did not accept the decision"),
         "{refused}"
     );
+    // The approver reads the owner's own reason, not a guess.
+    assert!(refused.contains("\"three\""), "{refused}");
     let waiting = a.execution(paused.execution_id()).unwrap().unwrap();
     assert_eq!(waiting.status, codemode::ExecutionStatus::Paused);
     assert_eq!(waiting.handed, None);

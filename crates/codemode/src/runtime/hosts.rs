@@ -67,7 +67,8 @@ impl Runtime {
                 .check_edited(&pending.connector, &pending.method, edited)
                 .await
         {
-            self.inner.store.withdraw_handed(id)?;
+            // The approver waiting on another host reads why (`await_host`).
+            self.inner.store.withdraw_handed(id, &error.to_string())?;
             return Err(error);
         }
         self.resume_here(id, decision, true, None).await
@@ -93,8 +94,13 @@ impl Runtime {
                     && waiting.is_some()
                     && waiting == seq
                 {
+                    let why = self
+                        .inner
+                        .store
+                        .handed_refusal(id)?
+                        .unwrap_or_else(|| "its tool refuses the edited arguments".to_owned());
                     return Err(RuntimeError::InvalidArgs(format!(
-                        "Host {} did not accept the decision on execution \"{id}\" (its tool refuses the edited arguments); the call waits for a decision again.",
+                        "Host {} did not accept the decision on execution \"{id}\": {why}. The call waits for a decision again.",
                         host.name
                     )));
                 }

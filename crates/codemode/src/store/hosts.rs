@@ -200,7 +200,7 @@ impl Store {
                 return Ok(HandOff::OtherCall(other));
             }
             let handed = tx.execute(
-                "UPDATE cm_executions SET handed = ?2, updated_at = ?3
+                "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3
                  WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
                 args![id, text, decision.at, self.runtime],
             )?;
@@ -251,13 +251,26 @@ impl Store {
 
     /// Drops a decision this host cannot carry out (edited arguments its tool refuses): the run waits for a
     /// decision again.
-    pub fn withdraw_handed(&self, id: &str) -> Result<(), StoreError> {
+    pub fn withdraw_handed(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.execute(
-                "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND runtime = ?2 AND status = 'paused'",
-                args![id, self.runtime],
+                "UPDATE cm_executions SET handed = NULL, handed_refused = ?3
+                 WHERE id = ?1 AND runtime = ?2 AND status = 'paused'",
+                args![id, self.runtime, reason],
             )?;
             Ok(())
+        })
+    }
+
+    /// Why the run's own host refused the last decision handed to it, for the approver waiting on it.
+    pub fn handed_refusal(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.with(|connection| {
+            let text: Option<Option<String>> = connection.query_row_opt(
+                "SELECT handed_refused FROM cm_executions WHERE id = ?1 AND runtime = ?2",
+                args![id, self.runtime],
+                |row| row.get(0),
+            )?;
+            Ok(text.flatten())
         })
     }
 

@@ -133,7 +133,8 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX cm_log_waiting ON cm_log (execution_id, seq) WHERE state = 'pending';",
     // 14: phones paired to approve from (a hash of each device's token, never the token), the one-time
     // pairing codes (hashed too), and the signed links already followed, each usable once (docs/phone.md);
-    // the webhook announcements; and, on PostgreSQL only, the triggers that name who decided.
+    // the webhook announcements; why the run's host refused a decision handed to it; and, on PostgreSQL
+    // only, the triggers that name who decided and let only approvers decide.
     "CREATE TABLE cm_devices (
         runtime TEXT NOT NULL,
         name TEXT NOT NULL,
@@ -168,7 +169,8 @@ const MIGRATIONS: &[&str] = &[
         sent_at INTEGER,
         last_error TEXT,
         PRIMARY KEY (runtime, execution_id, seq, url)
-     );",
+     );
+     ALTER TABLE cm_executions ADD COLUMN handed_refused TEXT;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -319,6 +321,7 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
            $fn$;
          -- Permissions by the database (docs/shared-store.md, "People and permissions"): once
          -- `codemode store grant` has enforced them here, only members of codemode_approver decide.
+         ALTER TABLE cm_executions ADD COLUMN handed_refused TEXT;
          CREATE TABLE cm_permissions (enforced BOOLEAN NOT NULL);
          CREATE FUNCTION cm_may_decide(decision TEXT) RETURNS VOID
            LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$

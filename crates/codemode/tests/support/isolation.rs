@@ -123,7 +123,7 @@ pub async fn another_runtime_cannot_touch(
             Adoption::Missing
         );
     }
-    intruder_store.withdraw_handed(paused).unwrap();
+    intruder_store.withdraw_handed(paused, "refused").unwrap();
     assert!(
         !intruder_store
             .record_shown(paused, 0, r#"{"digest":"x","at":0}"#)
