@@ -124,6 +124,8 @@ impl From<RuntimeError> for ApiError {
             RuntimeError::InvalidArgs(_) => ErrorCode::InvalidArgs,
             RuntimeError::Configuration(_) => ErrorCode::Config,
             RuntimeError::Unavailable(_) => ErrorCode::Unavailable,
+            // The shared store's server refused the role connected (a decision by a non-approver).
+            RuntimeError::Store(store) if store.is_permission_denied() => ErrorCode::Unauthorized,
             RuntimeError::Store(_) | RuntimeError::Executor(_) | RuntimeError::Interrupted(_) => {
                 ErrorCode::Internal
             }

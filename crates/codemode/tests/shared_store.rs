@@ -791,8 +791,13 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
     let refusal = agent
         .approve(&id, codemode::Actor::Cli, None)
         .await
-        .unwrap_err()
-        .to_string();
+        .unwrap_err();
+    // Typed as the server's refusal of this role, which front ends answer as `unauthorized`.
+    assert!(
+        matches!(&refusal, codemode::RuntimeError::Store(e) if e.is_permission_denied()),
+        "{refusal}"
+    );
+    let refusal = refusal.to_string();
     assert!(
         refusal.contains("robot may not decide calls: deciding needs the role codemode_approver"),
         "{refusal}"

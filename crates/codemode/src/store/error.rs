@@ -22,6 +22,13 @@ pub enum StoreError {
     Unreachable { address: String, reason: String },
 }
 
+impl StoreError {
+    /// The shared store's server refused this for the role connected (SQLSTATE 42501).
+    pub fn is_permission_denied(&self) -> bool {
+        matches!(self, StoreError::Database(error) if error.is_permission_denied())
+    }
+}
+
 impl From<rusqlite::Error> for StoreError {
     fn from(error: rusqlite::Error) -> Self {
         StoreError::Database(DbError::Sqlite(error))

@@ -183,6 +183,13 @@ pub enum DbError {
 }
 
 impl DbError {
+    /// The server refused the statement for the role that sent it (SQLSTATE 42501): a grant it lacks, or a
+    /// decision by someone who is not an approver (docs/shared-store.md, "People and permissions").
+    pub(crate) fn is_permission_denied(&self) -> bool {
+        matches!(self, DbError::Postgres(error)
+            if error.code() == Some(&tokio_postgres::error::SqlState::INSUFFICIENT_PRIVILEGE))
+    }
+
     /// The connection to the server was lost, or the server is not taking connections (restarting, shutting
     /// down, unreachable): what may succeed a moment later on a new connection.
     pub(crate) fn is_connection_lost(&self) -> bool {
