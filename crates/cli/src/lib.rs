@@ -1,9 +1,11 @@
-//! What the `codemode` binary shares with other hosts: its stdio MCP server and the async runtime it runs on,
+//! What the `codemode` binary shares with other hosts: its stdio MCP server, the phone page's serving loop and
+//! the async runtime it runs on,
 //! so an embedder (or the benchmark) can serve agents exactly as `codemode mcp` does over a `Home` it opened
 //! itself.
 
 pub mod framing;
 pub mod mcp_server;
+pub mod phone_server;
 
 /// The async runtime `codemode` runs every command on. Multi-threaded, because a pass blocks its thread and
 /// hands the runtime over with `block_in_place`; one async worker, because a second one is woken for

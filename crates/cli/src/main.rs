@@ -6,7 +6,7 @@ mod render;
 use clap::{Parser, Subcommand};
 use codemode::{Actor, CallRef, ExecutionStatus, Outcome, SaveSnippet};
 use codemode_api::{Api, ApiError};
-use codemode_cli::mcp_server;
+use codemode_cli::{mcp_server, phone_server};
 use connectors::config::parse_age_text;
 use connectors::{Home, HomeOptions};
 use serde::Serialize;
@@ -320,7 +320,17 @@ async fn dispatch(cli: Cli) -> Result<Report, ApiError> {
         });
     }
     if let Command::Serve { listen } = cli.command {
-        return serve_phone(home, options, &listen).await;
+        let address = listen.parse().map_err(|_| {
+            ApiError::invalid_args(format!(
+                "--listen \"{listen}\" is not an address and port such as 127.0.0.1:8443 or 0.0.0.0:8443"
+            ))
+        })?;
+        phone_server::serve(home, options, address).await?;
+        return Ok(Report::new(
+            &json!({ "stopped": true }),
+            "codemode serve: stopped".to_owned(),
+            true,
+        ));
     }
     let api = Api::new(home);
     let report = command(&api, cli.command).await;
@@ -697,56 +707,6 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
 /// Every interface on the default port: where `codemode serve --listen 0.0.0.0:8443` would be reached.
 fn everywhere() -> std::net::SocketAddr {
     std::net::SocketAddr::from(([0, 0, 0, 0], 8443))
-}
-
-/// `codemode serve`: the phone page until Ctrl-C or SIGTERM, sweeping expired runs as `codemode mcp` does.
-async fn serve_phone(home: Home, options: HomeOptions, listen: &str) -> Result<Report, ApiError> {
-    let address: std::net::SocketAddr = listen.parse().map_err(|_| {
-        ApiError::invalid_args(format!(
-            "--listen \"{listen}\" is not an address and port such as 127.0.0.1:8443 or 0.0.0.0:8443"
-        ))
-    })?;
-    let api = std::sync::Arc::new(codemode_api::FollowingApi::from_api(
-        Api::new(home),
-        options,
-    ));
-    let server = codemode_phone::PhoneServer::start(api.clone(), address)
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    eprintln!(
-        "codemode serve: the phone page is at {}\n  certificate authority fingerprint {}\n  pair a phone with: \
-         codemode devices pair NAME\n  Ctrl-C stops it.",
-        server.serving.url, server.serving.fingerprint
-    );
-    let sweeper = {
-        let api = api.clone();
-        tokio::spawn(async move { api.keep_sweeping("codemode serve").await })
-    };
-    stopped().await;
-    sweeper.abort();
-    server.stop();
-    api.shutdown().await;
-    Ok(Report::new(
-        &json!({ "stopped": true }),
-        "codemode serve: stopped".to_owned(),
-        true,
-    ))
-}
-
-/// Ctrl-C, or SIGTERM from a service manager.
-async fn stopped() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {

@@ -137,24 +137,7 @@ impl Phone {
     /// Pairs a device named `name` through the page, as a phone does: the token its cookie holds.
     async fn pair(&self, name: &str) -> String {
         let pairing = self.api().await.pair_device(name).expect("a code");
-        let response = self.post_code(&pairing.code).await;
-        assert_eq!(response.status(), StatusCode::SEE_OTHER);
-        let cookie = response
-            .headers()
-            .get("set-cookie")
-            .expect("a cookie")
-            .to_str()
-            .unwrap()
-            .to_owned();
-        for flag in ["HttpOnly", "Secure", "SameSite=Strict"] {
-            assert!(cookie.contains(flag), "{cookie}");
-        }
-        cookie
-            .split(';')
-            .next()
-            .and_then(|pair| pair.strip_prefix(&format!("{COOKIE}=")))
-            .expect("the device's token")
-            .to_owned()
+        device_token(self.post_code(&pairing.code).await)
     }
 
     async fn get(&self, token: Option<&str>, path: &str) -> reqwest::Response {
@@ -200,6 +183,27 @@ impl Phone {
     }
 }
 
+/// The device token a successful pairing sets, checking the cookie's flags.
+fn device_token(response: reqwest::Response) -> String {
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response
+        .headers()
+        .get("set-cookie")
+        .expect("a cookie")
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for flag in ["HttpOnly", "Secure", "SameSite=Strict"] {
+        assert!(cookie.contains(flag), "{cookie}");
+    }
+    cookie
+        .split(';')
+        .next()
+        .and_then(|pair| pair.strip_prefix(&format!("{COOKIE}=")))
+        .expect("the device's token")
+        .to_owned()
+}
+
 fn decision(call: &ShownCall, answer: &str) -> Value {
     json!({"executionId": call.execution_id, "seq": call.seq, "digest": call.digest, "decision": answer})
 }
@@ -227,16 +231,8 @@ async fn a_phone_pairs_with_its_code_and_sees_the_queue() {
     // Typed by hand, case and dashes do not matter.
     let typed = format!("{}-{}", &pairing.code[..5], &pairing.code[5..]).to_lowercase();
     let response = phone.post_code(&typed).await;
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
     assert_eq!(response.headers()["location"], "/");
-    let token = response.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .trim_start_matches("codemode_device=")
-        .to_owned();
+    let token = device_token(response);
 
     let queue: Value = phone
         .get(Some(&token), "/api/queue")

@@ -61,6 +61,17 @@ impl Runtime {
             .follow_link(&sha256_hex(nonce.as_bytes()), self.inner.now())?)
     }
 
+    /// The announcements with nothing to do now, as (run, seq, webhook URL).
+    pub fn settled_announcements(
+        &self,
+        max_attempts: u32,
+    ) -> Result<std::collections::HashSet<(String, u64, String)>, RuntimeError> {
+        Ok(self
+            .inner
+            .store
+            .settled_announcements(self.inner.now(), max_attempts)?)
+    }
+
     /// Claims the next attempt at announcing a waiting call to a webhook ([`crate::store::Store::claim_announcement`]):
     /// its number, or `None` when there is nothing to send now. Attempt n, unless it arrives, is tried again
     /// `retry_after(n)` later.

@@ -213,6 +213,30 @@ impl Store {
         })
     }
 
+    /// The announcements with nothing to do now — sent, not due before a later attempt, or out of attempts —
+    /// as (run, seq, webhook URL): read once per round, so a round writes only for the calls it claims.
+    pub fn settled_announcements(
+        &self,
+        now: i64,
+        max_attempts: u32,
+    ) -> Result<std::collections::HashSet<(String, u64, String)>, StoreError> {
+        self.with(|connection| {
+            let rows = connection.query_map(
+                "SELECT execution_id, seq, url FROM cm_announcements
+                 WHERE runtime = ?1 AND (sent_at IS NOT NULL OR next_at > ?2 OR attempts >= ?3)",
+                args![self.runtime, now, i64::from(max_attempts)],
+                |row| {
+                    Ok((
+                        row.get::<String>(0)?,
+                        row.get::<i64>(1)? as u64,
+                        row.get::<String>(2)?,
+                    ))
+                },
+            )?;
+            Ok(rows.into_iter().collect())
+        })
+    }
+
     /// Claims the next attempt at announcing call `seq` of `execution_id` to the webhook `url`: the attempt's
     /// number, or `None` when it was sent, is not due before `next_at`, or had its `max_attempts`. Attempt n
     /// is due again at `retry_at(n)` unless [`Store::announcement_sent`] says it arrived: a process that
