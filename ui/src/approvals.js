@@ -251,6 +251,7 @@ export function approvalsView(root, options = {}) {
             execution.source ? h("span", `from ${execution.source}`) : null,
             execution.host ? hostLabel(execution.host) : null,
             action.askedBy ? h("span#asked-by", `asked by rule ${action.askedBy}`) : null,
+            card.quorum ? h("span#quorum", { title: "This call runs once enough different people approved it; a rejection by anyone ends it" }, card.quorum) : null,
             action.decideBy ? h("span#decide-by", { title: "Nobody deciding by then rejects the call as expired, and the agent is told so" }, `decide ${timeLeft(action.decideBy)}`) : null,
             action.askInClient ? h("span#ask-in-client", { title: "Also asked in the agent's own client; the first answer counts" }, "asked in the client too") : null,
             execution.source && cards.filter((c) => c.source === execution.source).length > 1

@@ -125,7 +125,7 @@ export function rulesView(root, options = {}) {
     const cancel = h("button.btn", "Cancel");
     const save = h("button.btn.approve#save-rule", listing ? "Save" : "Add");
     const m = modal(listing ? `Edit rule ${listing.id}` : "Add a rule", h("div",
-      h("div.dim", "effect: allow | ask | deny; call: connector.method (* matches any run); when: argument path → a value or one of glob, regex, prefix, oneOf, lt, lte, gt, gte, maxLength, exists; source; until (epoch ms); reason. An ask rule may add confirmInApp, askInClient (ask in the agent's client too) and decideWithin (30m: rejected as expired if nobody decides)."),
+      h("div.dim", "effect: allow | ask | deny; call: connector.method (* matches any run); when: argument path → a value or one of glob, regex, prefix, oneOf, lt, lte, gt, gte, maxLength, exists; source; until (epoch ms); reason. An ask rule may add confirmInApp, askInClient (ask in the agent's client too), decideWithin (30m: rejected as expired if nobody decides) and quorum (2: two different people must approve)."),
       area, problem), [cancel, save], { wide: true, id: "rule-modal" });
     cancel.onclick = () => m.close(null);
     save.onclick = async () => {

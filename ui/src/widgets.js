@@ -195,9 +195,11 @@ const DECIDED = { approved: "approved", edited: "approved with edits", rejected:
 export function decisionText(entry, withTime = true) {
   const d = entry.decision;
   if (!d) return entry.decidedBy ? `decided by ${entry.decidedBy}` : null;
-  const way = d.rule ? `rule ${d.rule}` : d.device ? `device "${d.device}"` : d.client ? `${d.by} "${d.client}"` : d.by;
+  const wayOf = (v) => (v.rule ? `rule ${v.rule}` : v.device ? `device "${v.device}"` : v.client ? `${v.by} "${v.client}"` : v.by);
   // Who, as the store authenticated them (docs/design.md, "Who decided"), then the way they answered.
-  const by = d.person ? `${d.person} via ${way}` : way;
+  const one = (v) => (v.person ? `${v.person} via ${wayOf(v)}` : wayOf(v));
+  // Four eyes: everyone whose approval counted (docs/design.md, "Four eyes").
+  const by = d.approvals && d.approvals.length > 1 ? d.approvals.map(one).join(" and ") : one(d);
   return `${DECIDED[d.kind] || d.kind} by ${by}${withTime && d.at ? " at " + clock(d.at) : ""}`;
 }
 

@@ -166,6 +166,9 @@ pub fn question_text(
     }
     about.push(format!("run {} call {}", action.execution_id, action.seq));
     lines.push(about.join(" · "));
+    if let Some(line) = action.quorum_line() {
+        lines.push(format!("Approvals: {}", display::visible(&line)));
+    }
     if let Some(by) = action.decide_by {
         let minutes = ((by - now).max(0) + 59_999) / 60_000;
         lines.push(format!(

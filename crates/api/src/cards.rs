@@ -24,6 +24,9 @@ pub struct QueuedCall {
     /// When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
     /// paused TTL, whichever is first.
     pub expires_at: i64,
+    /// For a call that needs several people: `1 of 2 — approved by alice via console` ([`codemode::quorum_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<String>,
 }
 
 /// One pending call and the run it belongs to, whole.
@@ -39,6 +42,9 @@ pub struct ApprovalCard {
     /// When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
     /// paused TTL, whichever is first.
     pub expires_at: i64,
+    /// For a call that needs several people: `1 of 2 — approved by alice via console` ([`codemode::quorum_line`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<String>,
 }
 
 /// When the call stops waiting for want of a decision: its `decideWithin` deadline, or the run's paused
@@ -54,6 +60,7 @@ pub(crate) fn queue(waiting: Vec<WaitingCall>, ttl: Duration) -> Vec<QueuedCall>
         .into_iter()
         .map(|w| QueuedCall {
             expires_at: expires_at(w.updated_at, ttl, &w.action),
+            quorum: w.action.quorum_line(),
             arguments: crate::display::argument_rows(
                 w.action.args.as_ref(),
                 w.action.canonical.as_ref(),
@@ -75,6 +82,7 @@ pub(crate) fn card(execution: ExecutionState, seq: u64, ttl: Duration) -> Option
     let action = PendingAction::of(&execution.id, entry);
     Some(ApprovalCard {
         expires_at: expires_at(execution.updated_at, ttl, &action),
+        quorum: action.quorum_line(),
         arguments: crate::display::argument_rows(action.args.as_ref(), action.canonical.as_ref()),
         action,
         execution,

@@ -132,11 +132,23 @@ impl Api {
                 action.connector, action.method
             ))
             .into_owned(),
-            body: display::notification_body(
-                action.args.as_ref(),
-                action.canonical.as_ref(),
-                source.as_deref(),
-            ),
+            body: match action.quorum_line() {
+                // Four eyes: the next person sees they would be the second, before the arguments.
+                Some(line) => format!(
+                    "{}\n{}",
+                    display::visible(&line),
+                    display::notification_body(
+                        action.args.as_ref(),
+                        action.canonical.as_ref(),
+                        source.as_deref(),
+                    )
+                ),
+                None => display::notification_body(
+                    action.args.as_ref(),
+                    action.canonical.as_ref(),
+                    source.as_deref(),
+                ),
+            },
             confirm_in_app: self.confirm_in_app(action),
         }
     }

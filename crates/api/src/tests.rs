@@ -1048,3 +1048,120 @@ fn decide_within_and_ask_in_client_are_refused_where_they_cannot_mean_anything()
             .contains("files.decideWithin: \"0m\" is not a duration")
     }),);
 }
+
+/// Four eyes on one machine: a rule's `quorum: 2` holds the call after the first approval, says so on every
+/// surface, refuses the same person's second approval, and a rejection by anyone ends it. (Two people
+/// approving is the shared store's test: crates/codemode/tests/shared_store.rs.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_a_rule_gives_a_quorum_waits_for_a_second_person() {
+    let dir = fresh_dir("quorum");
+    std::fs::write(
+        dir.join("connectors.json"),
+        r#"{
+  "connectors": { "files": { "type": "files", "root": "workspace" } },
+  "rules": [
+    { "id": "notes", "effect": "ask", "call": "files.write_file", "when": { "path": { "glob": "notes/**" } } },
+    { "id": "four-eyes", "effect": "ask", "call": "files.write_file", "quorum": 2 }
+  ]
+}
+"#,
+    )
+    .unwrap();
+    let api = open(&dir).await;
+    let (id, seq) = waiting(&api, &write_to("notes/a.txt")).await;
+    let action = api.pending(Some(&id)).expect("pending").remove(0);
+    assert_eq!(
+        (action.asked_by.as_deref(), action.quorum),
+        (Some("notes"), Some(2)),
+        "the largest quorum among the ask rules that match holds, whichever rule asked"
+    );
+    assert_eq!(action.quorum_line().as_deref(), Some("0 of 2 approvals"));
+
+    // The first approval is counted; the call still waits, and every surface says who approved.
+    let outcome = api
+        .approve_call(
+            &id,
+            Some(&shown(&api, &id).call_ref()),
+            Actor::Console,
+            None,
+        )
+        .await
+        .expect("counted");
+    let Outcome::Paused { pending, .. } = &outcome else {
+        panic!("still paused: {outcome:?}");
+    };
+    let me = pending[0].approvals[0].person.clone().expect("a person");
+    let line = format!("1 of 2 — approved by {me} via console");
+    assert_eq!(pending[0].quorum_line().as_deref(), Some(line.as_str()));
+    assert!(!dir.join("workspace/notes/a.txt").exists(), "nothing ran");
+    let queue = api.approval_queue().expect("queue");
+    assert_eq!(queue[0].quorum.as_deref(), Some(line.as_str()));
+    assert_eq!(
+        api.approval_card(&id, seq).expect("card").quorum.as_deref(),
+        Some(line.as_str())
+    );
+    let card = api.notification_card(&pending[0]).await;
+    assert!(card.body.starts_with(&line), "{}", card.body);
+
+    // The same person again counts for nothing, through any front end; an edit is refused as well.
+    let again = api.approve(&id, Actor::Cli, None).await.unwrap_err();
+    assert_eq!(again.code, ErrorCode::Stale);
+    assert_eq!(
+        again.message,
+        format!(
+            "{me} already approved the call waiting in execution \"{id}\": it needs 2 different people to approve it."
+        )
+    );
+    let edited = api
+        .approve(
+            &id,
+            Actor::Console,
+            Some(json!({"path": "notes/b.txt", "content": "x"})),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        edited.message.contains("cannot be approved with edits"),
+        "{}",
+        edited.message
+    );
+    assert_eq!(
+        api.pending(Some(&id)).expect("pending")[0].approvals.len(),
+        1
+    );
+
+    // A rule that would let such calls through approves none of those waiting for people.
+    let rule = codemode::Rule::from_value(
+        json!({"id": "let-notes", "effect": "allow", "call": "files.write_file"}),
+    )
+    .unwrap();
+    api.add_rule(rule, Actor::Cli).expect("adds");
+    assert!(
+        api.approve_waiting("let-notes")
+            .await
+            .expect("approves")
+            .is_empty()
+    );
+    assert_eq!(api.pending(Some(&id)).expect("pending").len(), 1);
+
+    // A rejection by anyone ends it, and the run's log keeps the approval it had.
+    api.reject(&id, seq, Actor::Cli, Some("not this week"))
+        .await
+        .expect("rejects");
+    let run = api.execution(&id).expect("run");
+    assert_eq!(run.status, codemode::ExecutionStatus::Rejected);
+    assert!(!dir.join("workspace/notes/a.txt").exists());
+
+    // A quorum means nothing on a rule that does not ask, and is a number of people.
+    let refused =
+        |rule: serde_json::Value| codemode::Rule::from_value(rule).unwrap_err().to_string();
+    assert_eq!(
+        refused(json!({"id": "r", "effect": "allow", "call": "files.*", "quorum": 2})),
+        "rule r: quorum: only an ask rule asks anyone"
+    );
+    assert_eq!(
+        refused(json!({"id": "r", "effect": "ask", "call": "files.*", "quorum": 0})),
+        "rule r: quorum: must be a number of people from 1 to 9, not 0"
+    );
+    api.shutdown().await;
+}

@@ -165,8 +165,13 @@ fn pending_one(p: &PendingAction) -> String {
         .decide_by
         .map(|by| format!("  (decide by {} UTC, or it expires)", time(by)))
         .unwrap_or_default();
+    // Four eyes: "1 of 2 — approved by alice via console", so the next person knows they are the second.
+    let quorum = p
+        .quorum_line()
+        .map(|line| format!("  ({})", visible(&line)))
+        .unwrap_or_default();
     format!(
-        "{}  #{}  {}.{}{}{asked}{due}\n{}",
+        "{}  #{}  {}.{}{}{asked}{quorum}{due}\n{}",
         p.execution_id,
         p.seq,
         p.connector,
@@ -314,18 +319,8 @@ fn decision(entry: &ToolLogEntry) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
-    // A client's and a device's names are shown quoted: a client names itself (docs/design.md, "Decisions").
-    let by = match (&decision.rule, &decision.device, &decision.client) {
-        (Some(rule), _, _) => format!("rule {rule}"),
-        (None, Some(device), _) => format!("device {device:?}"),
-        (None, None, Some(client)) => format!("{} {client:?}", decision.by),
-        (None, None, None) => decision.by.to_string(),
-    };
     // Who, as the store authenticated them, then the way they answered: "approved by alice via cli".
-    let by = match &decision.person {
-        Some(person) => format!("{person} via {by}"),
-        None => by,
-    };
+    let by = decision.who();
     match &decision.reason {
         Some(reason) => format!("{kind} by {by}: {reason}"),
         None => format!("{kind} by {by}"),

@@ -108,5 +108,6 @@ pub fn allowing(
         confirm_in_app: false,
         ask_in_client: false,
         decide_within: None,
+        quorum: None,
     }
 }

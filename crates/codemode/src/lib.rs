@@ -32,7 +32,8 @@ pub use executor::{
 pub use model::{
     Actor, Answerer, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
-    RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, WaitingCall, args_digest,
+    RollbackReport, RunHost, SaveSnippet, Shown, Snippet, ToolLogEntry, Vote, WaitingCall,
+    args_digest, quorum_line,
 };
 pub use refusal::{Operation, Refusal, RefusalKind};
 pub use rules::{Effect, Rule, RuleError, Verdict};

@@ -181,6 +181,83 @@ pub struct Decision {
     /// "Who decided"). `None` for expiry and rules, and for decisions recorded before schema 15.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub person: Option<String>,
+    /// On a call that needed several people (a rule's `quorum`): every approval that counted, in order, the
+    /// last one this decision's own (docs/design.md, "Four eyes").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Vote>,
+}
+
+/// One person's approval of a call that needs several (a rule's `quorum`): who, as the store authenticated
+/// them, the way they answered, and when.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Vote {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+    pub by: Actor,
+    pub at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
+}
+
+impl Vote {
+    /// The approval `decision` counts as.
+    pub fn of(decision: &Decision) -> Self {
+        Vote {
+            person: decision.person.clone(),
+            by: decision.by,
+            at: decision.at,
+            client: decision.client.clone(),
+            device: decision.device.clone(),
+        }
+    }
+
+    /// Who approved, as a person reads it: `alice via console`.
+    pub fn who(&self) -> String {
+        who(
+            self.person.as_deref(),
+            None,
+            self.by,
+            self.client.as_deref(),
+            self.device.as_deref(),
+        )
+    }
+}
+
+/// Who answered, as every surface writes it: the person the store authenticated, then the way they answered
+/// (`alice via console`, `bob via device "Pixel 8"`, `rule notes`). A client's and a device's names are
+/// quoted: a client names itself (docs/design.md, "Decisions").
+fn who(
+    person: Option<&str>,
+    rule: Option<&str>,
+    by: Actor,
+    client: Option<&str>,
+    device: Option<&str>,
+) -> String {
+    let way = match (rule, device, client) {
+        (Some(rule), _, _) => format!("rule {rule}"),
+        (None, Some(device), _) => format!("device {device:?}"),
+        (None, None, Some(client)) => format!("{by} {client:?}"),
+        (None, None, None) => by.to_string(),
+    };
+    match person {
+        Some(person) => format!("{person} via {way}"),
+        None => way,
+    }
+}
+
+/// Where a call that needs several people stands: `1 of 2 — approved by alice via console`, or `0 of 2` before
+/// anyone approved (docs/design.md, "Four eyes").
+pub fn quorum_line(need: u32, approvals: &[Vote]) -> String {
+    let have = approvals.len();
+    if approvals.is_empty() {
+        return format!("0 of {need} approvals");
+    }
+    let names: Vec<String> = approvals.iter().map(Vote::who).collect();
+    format!("{have} of {need} — approved by {}", names.join(" and "))
 }
 
 /// Who answered a call from outside the console, under the name that identifies them there.
@@ -212,6 +289,21 @@ impl Answerer {
 }
 
 impl Decision {
+    /// Who decided, as a person reads it ([`Vote::who`]); for a decision several people made, all of them.
+    pub fn who(&self) -> String {
+        if self.approvals.len() > 1 {
+            let names: Vec<String> = self.approvals.iter().map(Vote::who).collect();
+            return names.join(" and ");
+        }
+        who(
+            self.person.as_deref(),
+            self.rule.as_deref(),
+            self.by,
+            self.client.as_deref(),
+            self.device.as_deref(),
+        )
+    }
+
     /// Nobody decided in time: the call was rejected `by: "expiry"` at `at` (docs/design.md, "Deciding in time").
     pub fn expired(at: i64) -> Self {
         Decision::plain(DecisionKind::Expired, Actor::Expiry, at)
@@ -230,6 +322,7 @@ impl Decision {
             client: None,
             device: None,
             person: None,
+            approvals: Vec::new(),
         }
     }
 }
@@ -433,6 +526,14 @@ pub struct ToolLogEntry {
     /// When nobody deciding by then rejects the call as expired (epoch ms).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_by: Option<i64>,
+    /// How many different people must approve the call (the `quorum` of the rule that asked), when more than
+    /// one (docs/design.md, "Four eyes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
+    /// While the call waits: the approvals it has so far, when it needs several people. (Once decided, the
+    /// decision lists them all.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Vote>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -648,6 +749,19 @@ pub struct PendingAction {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub decide_by: Option<i64>,
+    /// How many different people must approve the call, when more than one ([`ToolLogEntry::quorum`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
+    /// The approvals given so far to a call that needs several (never the last one: it runs the call).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub approvals: Vec<Vote>,
+}
+
+impl PendingAction {
+    /// `1 of 2 — approved by alice via console` for a call that needs several people; `None` otherwise.
+    pub fn quorum_line(&self) -> Option<String> {
+        self.quorum.map(|need| quorum_line(need, &self.approvals))
+    }
 }
 
 /// A waiting call with what the queue shows of its run, read without the run's code or log.
@@ -682,6 +796,8 @@ impl PendingAction {
             ask_in_client: entry.ask_in_client,
             decide_within: entry.decide_within,
             decide_by: entry.decide_by,
+            quorum: entry.quorum,
+            approvals: entry.approvals.clone(),
         }
     }
 }

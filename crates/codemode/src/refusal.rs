@@ -113,6 +113,20 @@ pub enum Refusal {
     /// call"); `why` says what changed.
     #[error("Not decided: {why}. Look at the call again before deciding.")]
     NotTheCallShown { why: String },
+    /// A second approval by the same person of a call that needs several (docs/design.md, "Four eyes").
+    #[error(
+        "{person} already approved the call waiting in execution \"{run}\": it needs {need} different people to approve it."
+    )]
+    ApprovedAlready {
+        run: String,
+        person: String,
+        need: u32,
+    },
+    /// The others approved the arguments they were shown; an edit would run what they never saw.
+    #[error(
+        "The call waiting in execution \"{run}\" needs {need} people to approve it as it is, so it cannot be approved with edits: approve it as shown, or reject it with the change as the reason."
+    )]
+    EditNeedsQuorum { run: String, need: u32 },
     #[error("Execution \"{run}\" has no approval waiting for this host.")]
     NoHandedApproval { run: String },
     #[error(
@@ -173,6 +187,8 @@ impl Refusal {
             | Refusal::NothingWaiting { .. }
             | Refusal::ApprovedElsewhere { .. }
             | Refusal::NotTheCallShown { .. }
+            | Refusal::ApprovedAlready { .. }
+            | Refusal::EditNeedsQuorum { .. }
             | Refusal::NoHandedApproval { .. }
             | Refusal::HostGone { .. }
             | Refusal::AlreadyHere { .. }

@@ -95,7 +95,14 @@ pub struct Rule {
     /// expired, and the agent is told nobody decided (docs/design.md, "Deciding in time").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_within: Option<String>,
+    /// How many different people must approve a call this `ask` rule pauses (2 for four eyes); a rejection by
+    /// anyone ends it (docs/design.md, "Four eyes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
 }
+
+/// The most people a rule's `quorum` may ask for.
+pub const MAX_QUORUM: u64 = 9;
 
 impl Rule {
     /// [`Rule::decide_within`] in milliseconds (validated when the rule was read).
@@ -122,7 +129,7 @@ impl Rule {
         let Value::Object(object) = &value else {
             return Err(fail("rule", "must be a JSON object".to_owned()));
         };
-        const FIELDS: [(&str, &str); 11] = [
+        const FIELDS: [(&str, &str); 12] = [
             ("id", "string"),
             ("effect", "string"),
             ("call", "string"),
@@ -134,6 +141,7 @@ impl Rule {
             ("confirmInApp", "boolean"),
             ("askInClient", "boolean"),
             ("decideWithin", "string"),
+            ("quorum", "number"),
         ];
         for (key, field) in object {
             let Some((_, kind)) = FIELDS.iter().find(|(name, _)| name == key) else {
@@ -173,8 +181,18 @@ impl Rule {
                 format!("\"{within}\" is not a duration (write 30m, 2h, 1d…)"),
             ));
         }
+        if let Some(quorum) = object.get("quorum").filter(|v| !v.is_null())
+            && !quorum
+                .as_u64()
+                .is_some_and(|n| (1..=MAX_QUORUM).contains(&n))
+        {
+            return Err(fail(
+                "quorum",
+                format!("must be a number of people from 1 to {MAX_QUORUM}, not {quorum}"),
+            ));
+        }
         let asks = object.get("effect").and_then(Value::as_str) == Some("ask");
-        for key in ["askInClient", "decideWithin"] {
+        for key in ["askInClient", "decideWithin", "quorum"] {
             let given = object
                 .get(key)
                 .is_some_and(|v| !v.is_null() && *v != Value::Bool(false));
@@ -415,6 +433,10 @@ pub struct Verdict {
     /// How long the call may wait for a person, in ms ([`Rule::decide_within`], or its connector's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_within_ms: Option<i64>,
+    /// How many different people must approve, when more than one: the largest `quorum` among the `ask`
+    /// rules that match, so a second rule cannot lower what the first asks (docs/design.md, "Four eyes").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quorum: Option<u32>,
 }
 
 impl Verdict {
@@ -427,6 +449,7 @@ impl Verdict {
             confirm_in_app: false,
             ask_in_client: false,
             decide_within_ms: None,
+            quorum: None,
         }
     }
 
@@ -636,11 +659,20 @@ pub fn evaluate<'a>(
     requires_approval: bool,
 ) -> Verdict {
     let mut best: Option<&CompiledRule> = None;
+    let mut quorum: Option<u32> = None;
     for rule in rules {
-        if best.is_some_and(|b| b.rule.effect >= rule.rule.effect) {
+        let asks_more =
+            rule.rule.effect == Effect::Ask && rule.rule.quorum.unwrap_or(1) > quorum.unwrap_or(1);
+        if best.is_some_and(|b| b.rule.effect >= rule.rule.effect) && !asks_more {
             continue;
         }
         if rule.matches(call) {
+            if asks_more {
+                quorum = rule.rule.quorum;
+            }
+            if best.is_some_and(|b| b.rule.effect >= rule.rule.effect) {
+                continue;
+            }
             let deny = rule.rule.effect == Effect::Deny;
             best = Some(rule);
             if deny {
@@ -659,6 +691,7 @@ pub fn evaluate<'a>(
                 .rule
                 .decide_within_ms()
                 .filter(|_| rule.rule.effect == Effect::Ask),
+            quorum: quorum.filter(|n| *n > 1 && rule.rule.effect == Effect::Ask),
         },
         None => Verdict {
             effect: if requires_approval {
@@ -671,6 +704,7 @@ pub fn evaluate<'a>(
             confirm_in_app: false,
             ask_in_client: false,
             decide_within_ms: None,
+            quorum: None,
         },
     }
 }

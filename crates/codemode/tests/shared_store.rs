@@ -842,3 +842,143 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
         .unwrap();
     assert_eq!(decision.person.as_deref(), Some("carol"));
 }
+
+/// Four eyes by the database (docs/design.md, "Four eyes"): a rule's `quorum: 2` runs the call once two
+/// different people — two PostgreSQL roles — approved it; the same person twice, or one person claiming
+/// another's name in raw SQL, counts once; two people approving at once run it exactly once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_quorum_of_two_runs_the_call_once_two_different_people_approved() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("quorum") else {
+        return;
+    };
+    let clock = support::TestClock::at(1_800_000_000_000);
+    let alpha = Station::new("alpha");
+    let agent = host(&url, "agent", vec![alpha.clone()], clock.clone()).await;
+    for person in ["ann", "ben", "cat"] {
+        psql_output(&url, &format!("CREATE ROLE {person} LOGIN"), true);
+        agent.grant(codemode::StoreRole::Approver, person).unwrap();
+    }
+    let rule = json!({"id": "four-eyes", "effect": "ask", "call": "alpha.act", "quorum": 2});
+    agent
+        .add_rule(codemode::Rule::from_value(rule).unwrap(), "test")
+        .unwrap();
+    let mut people = Vec::new();
+    for person in ["ann", "ben", "cat"] {
+        let url = as_role(&url, person);
+        people.push(host(&url, &format!("{person}-laptop"), vec![], clock.clone()).await);
+    }
+    let (ann, ben, cat) = (&people[0], &people[1], &people[2]);
+    let approve = |runtime: &Runtime, id: &str| {
+        let (runtime, id) = (runtime.clone(), id.to_owned());
+        async move { runtime.approve(&id, codemode::Actor::Console, None).await }
+    };
+
+    // Ann approves: counted, the call still waits, and says so.
+    let paused = agent
+        .execute("async () => alpha.act({ n: 1 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let outcome = approve(ann, &id).await.unwrap();
+    assert_eq!(outcome.status(), "paused", "{outcome:?}");
+    let pending = agent.pending(Some(&id)).unwrap().remove(0);
+    assert_eq!(
+        pending.quorum_line().as_deref(),
+        Some("1 of 2 — approved by ann via console")
+    );
+    assert!(alpha.acts().is_empty(), "nothing ran after one approval");
+
+    // Ann again, through another front end: refused, naming her. Ann in raw SQL claiming to be ben: the
+    // server writes ann, which is already counted.
+    let again = ann
+        .approve(&id, codemode::Actor::Cli, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(again.starts_with("ann already approved"), "{again}");
+    let digest = pending.digest.clone();
+    let forged = psql_refusal(
+        &as_role(&url, "ann"),
+        &format!(
+            "INSERT INTO cm_approvals (execution_id, seq, digest, person, decision, at)
+             VALUES ('{id}', 0, '{digest}', 'ben', '{{\"kind\":\"approved\",\"by\":\"cli\",\"at\":1}}', 1)"
+        ),
+    )
+    .expect("refused");
+    assert!(forged.contains("duplicate key"), "{forged}");
+    // A vote dressed as a rule's is no vote at all.
+    let as_rule = psql_refusal(
+        &as_role(&url, "cat"),
+        &format!(
+            "INSERT INTO cm_approvals (execution_id, seq, digest, person, decision, at)
+             VALUES ('{id}', 0, '{digest}', 'x', '{{\"kind\":\"allowed\",\"by\":\"rule\",\"at\":1}}', 1)"
+        ),
+    )
+    .expect("refused");
+    assert!(
+        as_rule.contains("an approval is given by a person"),
+        "{as_rule}"
+    );
+    assert_eq!(agent.pending(Some(&id)).unwrap()[0].approvals.len(), 1);
+
+    // Ben approves: the agent's host runs the call once; the decision names both.
+    let done = approve(ben, &id).await.unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert_eq!(alpha.acts().len(), 1);
+    let decision = agent.execution(&id).unwrap().unwrap().log[0]
+        .decision
+        .clone()
+        .unwrap();
+    let who: Vec<_> = decision
+        .approvals
+        .iter()
+        .map(|v| v.person.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(who, ["ann", "ben"]);
+    assert_eq!(decision.person.as_deref(), Some("ben"));
+    assert_eq!(decision.who(), "ann via console and ben via console");
+
+    // Two people at once on a fresh call: one is counted first, the other makes the quorum; one effect.
+    let paused = agent
+        .execute("async () => alpha.act({ n: 2 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let (a, b) = tokio::join!(approve(ann, &id), approve(ben, &id));
+    let mut statuses = [a.unwrap().status(), b.unwrap().status()];
+    statuses.sort();
+    assert_eq!(statuses, ["completed", "paused"]);
+    assert_eq!(alpha.acts().len(), 2);
+
+    // After ann, ben and cat at once: one of them makes it, the other finds it decided; one effect.
+    let paused = agent
+        .execute("async () => alpha.act({ n: 3 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    approve(ann, &id).await.unwrap();
+    let (b, c) = tokio::join!(approve(ben, &id), approve(cat, &id));
+    let completed = [&b, &c]
+        .iter()
+        .filter(|r| r.as_ref().is_ok_and(|o| o.status() == "completed"))
+        .count();
+    assert_eq!(completed, 1, "{b:?} {c:?}");
+    assert_eq!(alpha.acts().len(), 3);
+
+    // A rejection by anyone ends it, approvals or not.
+    let paused = agent
+        .execute("async () => alpha.act({ n: 4 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    approve(ann, &id).await.unwrap();
+    cat.reject(&id, 0, codemode::Actor::Console, Some("no"))
+        .await
+        .unwrap();
+    assert_eq!(
+        agent.execution(&id).unwrap().unwrap().status,
+        codemode::ExecutionStatus::Rejected
+    );
+    assert_eq!(alpha.acts().len(), 3);
+}

@@ -217,6 +217,7 @@ async fn card(api: &Api, query: &HashMap<String, String>) -> Result<Response<Bod
             "action": card.action,
             "arguments": card.arguments,
             "expiresAt": card.expires_at,
+            "quorum": card.quorum,
             "now": api.now_ms(),
             "source": card.execution.source,
             "code": card.execution.code,

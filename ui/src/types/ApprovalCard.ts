@@ -20,4 +20,8 @@ execution: ExecutionState,
  * When the call stops waiting if nobody decides (epoch ms): its `decideWithin` deadline, or the run's
  * paused TTL, whichever is first.
  */
-expiresAt: number, };
+expiresAt: number, 
+/**
+ * For a call that needs several people: `1 of 2 — approved by alice via console` ([`codemode::quorum_line`]).
+ */
+quorum?: string | null, };

@@ -2,6 +2,7 @@
 import type { Actor } from "./Actor";
 import type { DecisionKind } from "./DecisionKind";
 import type { Shown } from "./Shown";
+import type { Vote } from "./Vote";
 import type { JsonValue } from "./serde_json/JsonValue";
 
 /**
@@ -33,4 +34,9 @@ device?: string | null,
  * server's `session_user`, written by a trigger; on SQLite the operating-system user (docs/design.md,
  * "Who decided"). `None` for expiry and rules, and for decisions recorded before schema 15.
  */
-person?: string | null, };
+person?: string | null, 
+/**
+ * On a call that needed several people (a rule's `quorum`): every approval that counted, in order, the
+ * last one this decision's own (docs/design.md, "Four eyes").
+ */
+approvals?: Array<Vote>, };

@@ -46,4 +46,9 @@ askInClient?: boolean,
  * How long a call this `ask` rule pauses may wait for a person (`30m`, `2h`): then it is rejected as
  * expired, and the agent is told nobody decided (docs/design.md, "Deciding in time").
  */
-decideWithin?: string | null, };
+decideWithin?: string | null, 
+/**
+ * How many different people must approve a call this `ask` rule pauses (2 for four eyes); a rejection by
+ * anyone ends it (docs/design.md, "Four eyes").
+ */
+quorum?: number | null, };

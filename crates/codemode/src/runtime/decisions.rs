@@ -88,11 +88,31 @@ impl Runtime {
                     .into());
                 }
                 HandOff::AlreadyDecided => return Err(already_decided(id)),
+                HandOff::Short(tally) => return self.short_of_quorum(id, tally),
                 HandOff::OtherCall(other) => return Err(not_the_call_shown(other)),
                 HandOff::Missing => return Err(no_run(id, Operation::Approve)),
             }
         }
         self.resume_here(id, decision, false, shown).await
+    }
+
+    /// An approval that did not make the quorum of the call it named (docs/design.md, "Four eyes"): counted,
+    /// the run stays paused and its outcome says who approved so far; or refused, nothing changed.
+    pub(super) fn short_of_quorum(&self, id: &str, tally: Tally) -> Result<Outcome, RuntimeError> {
+        match tally {
+            Tally::Waiting { .. } => self.paused_outcome(id),
+            Tally::Again { person, need } => Err(Refusal::ApprovedAlready {
+                run: id.to_owned(),
+                person,
+                need,
+            }
+            .into()),
+            Tally::Edited { need } => Err(Refusal::EditNeedsQuorum {
+                run: id.to_owned(),
+                need,
+            }
+            .into()),
+        }
     }
 
     /// Approves several paused executions, each its own decision (one failing leaves the others decided),

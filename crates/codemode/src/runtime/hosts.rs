@@ -187,6 +187,7 @@ impl Runtime {
                     .await
             }
             Resume::AlreadyDecided => Err(already_decided(id)),
+            Resume::Short(tally) => self.short_of_quorum(id, tally),
             Resume::OtherCall(other) => Err(not_the_call_shown(other)),
             Resume::NotPaused(status) => Err(Refusal::NotPaused {
                 run: id.to_owned(),

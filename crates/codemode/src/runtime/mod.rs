@@ -26,7 +26,7 @@ use crate::refusal::{Operation, Refusal};
 use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
     Adoption, CallPlan, Deletion, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity, Recover,
-    Rejection, Resume, RollbackClaim, Store, StoreError, StoreLocation, unserialisable,
+    Rejection, Resume, RollbackClaim, Store, StoreError, StoreLocation, Tally, unserialisable,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;

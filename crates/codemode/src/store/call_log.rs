@@ -167,9 +167,9 @@ impl Store {
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
                 error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical,
-                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by)
+                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by, quorum)
              VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15,
-                     ?16, ?17, ?18)
+                     ?16, ?17, ?18, ?19)
              ON CONFLICT (execution_id, seq) DO UPDATE SET
                connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
                requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
@@ -178,7 +178,7 @@ impl Store {
                divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
                asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app,
                ask_in_client = excluded.ask_in_client, decide_within = excluded.decide_within,
-               decide_by = excluded.decide_by",
+               decide_by = excluded.decide_by, quorum = excluded.quorum",
             args![
                 id,
                 seq as i64,
@@ -198,6 +198,7 @@ impl Store {
                 asks && verdict.ask_in_client,
                 decide_within,
                 decide_within.map(|ms| now.saturating_add(ms)),
+                verdict.quorum.filter(|_| asks).map(i64::from),
             ],
         )?;
         if let Some(rule) = &verdict.rule {

@@ -2,6 +2,7 @@
 //! interrupted run, letting go of a pass. Each claim is conditional on the holder it read, so two processes
 //! never both win it.
 
+use super::quorum::{self, Counted, Tally};
 use super::rows::{parse_json, run_row};
 use super::runs::cap;
 use super::sql::{Dialect, Sql, args};
@@ -13,6 +14,8 @@ use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Resume {
     Resumed,
+    /// The call needs several people and this approval did not make them all (docs/design.md, "Four eyes").
+    Short(Tally),
     /// The call waiting is not the one the decision names (another seq, other arguments): nothing changed.
     OtherCall(String),
     /// Another host's approval waits for this run's host to resume it.
@@ -83,6 +86,7 @@ impl Store {
         expected: Option<&CallRef>,
     ) -> Result<Resume, StoreError> {
         let (by, now) = (decision.by.as_str(), decision.at);
+        let original = decision;
         let decision = self.attributed(decision);
         self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
@@ -96,6 +100,19 @@ impl Store {
             if let Some(other) = other_call(tx, id, expected)? {
                 return Ok(Resume::OtherCall(other));
             }
+            if !handed && run.handed {
+                return Ok(Resume::AlreadyDecided);
+            }
+            // A handed decision was counted by the host that handed it.
+            let decision = if handed {
+                decision.clone()
+            } else {
+                match quorum::count_approval(tx, id, original, &decision)? {
+                    Counted::Alone => decision.clone(),
+                    Counted::Reached(votes) => quorum::with_votes(&decision, votes),
+                    Counted::Short(tally) => return Ok(Resume::Short(tally)),
+                }
+            };
             let changed = tx.execute(
                 &format!(
                     "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,

@@ -5,6 +5,7 @@
 //! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
 
 use super::claims::other_call;
+use super::quorum::{self, Counted, Tally};
 use super::rows::{Holder, RunRow, run_row};
 use super::sql::{Sql, args};
 use super::transactions::Database;
@@ -47,6 +48,9 @@ pub enum HandOff {
     AlreadyDecided,
     /// The call waiting is not the one the decision names: nothing was written.
     OtherCall(String),
+    /// The call needs several people and this approval did not make them all: it was counted (or refused),
+    /// nothing was handed (docs/design.md, "Four eyes").
+    Short(Tally),
     Missing,
 }
 
@@ -199,6 +203,14 @@ impl Store {
             if let Some(other) = other_call(tx, id, expected)? {
                 return Ok(HandOff::OtherCall(other));
             }
+            if run.handed {
+                return Ok(HandOff::AlreadyDecided);
+            }
+            let text = match quorum::count_approval(tx, id, decision, &text)? {
+                Counted::Alone => text.clone(),
+                Counted::Reached(votes) => quorum::with_votes(&text, votes),
+                Counted::Short(tally) => return Ok(HandOff::Short(tally)),
+            };
             let handed = tx.execute(
                 "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3
                  WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",

@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 14;
+pub const SCHEMA_VERSION: i64 = 15;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -171,6 +171,18 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (runtime, execution_id, seq, url)
      );
      ALTER TABLE cm_executions ADD COLUMN handed_refused TEXT;",
+    // 15: four eyes (docs/design.md, "Four eyes"): how many people a waiting call needs, and each approval
+    // given to it, bound to the arguments shown; one per person and call.
+    "ALTER TABLE cm_log ADD COLUMN quorum INTEGER;
+     CREATE TABLE cm_approvals (
+        execution_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        digest TEXT NOT NULL,
+        person TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        PRIMARY KEY (execution_id, seq, digest, person)
+     );",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -368,6 +380,44 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
          $fn$;
          CREATE TRIGGER cm_stamp_decision BEFORE INSERT OR UPDATE OF decision ON cm_log
            FOR EACH ROW EXECUTE FUNCTION cm_stamp_decision();"#,
+    ),
+    (
+        15,
+        r#"ALTER TABLE cm_log ADD COLUMN quorum BIGINT;
+         CREATE TABLE cm_approvals (
+            execution_id TEXT COLLATE "C" NOT NULL,
+            seq BIGINT NOT NULL,
+            digest TEXT COLLATE "C" NOT NULL,
+            person TEXT COLLATE "C" NOT NULL,
+            decision TEXT NOT NULL,
+            at BIGINT NOT NULL,
+            PRIMARY KEY (execution_id, seq, digest, person)
+         );
+         -- The person of an approval is the role the server authenticated, whatever the client sent, and
+         -- only an approver may give one once permissions are enforced: so one person cannot count twice
+         -- by claiming another's name.
+         CREATE FUNCTION cm_stamp_approval() RETURNS trigger
+           LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$
+           BEGIN
+             -- An approval is always a person's: a decision "by" a rule would slip past cm_may_decide.
+             IF (NEW.decision::jsonb ->> 'by') NOT IN ('console', 'cli', 'api', 'notification', 'client', 'device')
+                OR (NEW.decision::jsonb ->> 'by') IS NULL THEN
+               RAISE EXCEPTION USING ERRCODE = '42501', MESSAGE = 'an approval is given by a person';
+             END IF;
+             PERFORM cm_may_decide(NEW.decision);
+             NEW.person := session_user;
+             NEW.decision := cm_person_decision(NEW.decision, session_user);
+             RETURN NEW;
+           END
+         $fn$;
+         CREATE TRIGGER cm_stamp_approval BEFORE INSERT OR UPDATE ON cm_approvals
+           FOR EACH ROW EXECUTE FUNCTION cm_stamp_approval();
+         DO $do$ BEGIN
+           IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'codemode_agent') THEN
+             GRANT SELECT, INSERT, UPDATE, DELETE ON cm_approvals
+               TO codemode_agent, codemode_approver, codemode_admin;
+           END IF;
+         END $do$;"#,
     ),
 ];
 

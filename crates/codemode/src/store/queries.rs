@@ -154,7 +154,7 @@ impl Store {
                         oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical,
-                        l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by
+                        l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by, l.quorum
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -173,6 +173,9 @@ impl Store {
                 {
                     execution.log.push(log_entry(row, LOG_AT)?);
                 }
+            }
+            for execution in &mut executions {
+                super::quorum::fill_approvals(connection, &execution.id, &mut execution.log)?;
             }
             Ok(executions)
         })
@@ -262,12 +265,12 @@ impl Store {
         self.with(|connection| {
             let sql = "SELECT l.execution_id, l.seq, l.connector, l.method, l.args, l.interrupted, l.canonical,
                         l.asked_by, l.confirm_in_app, e.source, e.created_at, e.updated_at,
-                        l.ask_in_client, l.decide_within, l.decide_by
+                        l.ask_in_client, l.decide_within, l.decide_by, l.quorum
                  FROM cm_log l CROSS JOIN cm_executions e
                  WHERE e.id = l.execution_id AND e.runtime = ?1 AND e.status = 'paused' AND l.state = 'pending'
                    AND (CAST(?2 AS TEXT) IS NULL OR e.id = ?2)
                  ORDER BY e.created_at DESC, e.id DESC, l.seq ASC";
-            connection.query_map(sql, args![self.runtime, id], |row| {
+            let mut waiting = connection.query_map(sql, args![self.runtime, id], |row| {
                 let args = parse_json(row.get::<Option<String>>(4)?);
                 let action = PendingAction {
                     execution_id: row.get(0)?,
@@ -283,6 +286,10 @@ impl Store {
                     ask_in_client: row.get(12)?,
                     decide_within: row.get(13)?,
                     decide_by: row.get(14)?,
+                    quorum: row
+                        .get::<Option<i64>>(15)?
+                        .and_then(|n| u32::try_from(n).ok()),
+                    approvals: Vec::new(),
                 };
                 Ok(WaitingCall {
                     action,
@@ -290,7 +297,17 @@ impl Store {
                     created_at: row.get(10)?,
                     updated_at: row.get(11)?,
                 })
-            })
+            })?;
+            for call in waiting.iter_mut().filter(|w| w.action.quorum.is_some()) {
+                let action = &mut call.action;
+                action.approvals = super::quorum::approvals_of(
+                    connection,
+                    &action.execution_id,
+                    action.seq,
+                    &action.digest,
+                )?;
+            }
+            Ok(waiting)
         })
     }
 

@@ -138,6 +138,10 @@ impl Store {
                 DeleteStep::RollingBack(pid) => Ok(Deletion::RollingBack(pid)),
                 DeleteStep::Delete => {
                     tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
+                    tx.execute(
+                        "DELETE FROM cm_approvals WHERE execution_id = ?1",
+                        args![id],
+                    )?;
                     tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
                     Ok(Deletion::Deleted(run.status))
                 }
@@ -220,6 +224,10 @@ pub(super) fn prune(
     }
     for id in &ids {
         tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
+        tx.execute(
+            "DELETE FROM cm_approvals WHERE execution_id = ?1",
+            args![id],
+        )?;
         tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
     }
     Ok(ids)

@@ -61,17 +61,19 @@ pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Ve
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
                 interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app, ask_in_client,
-                decide_within, decide_by
+                decide_within, decide_by, quorum
          FROM cm_log WHERE execution_id = ?1
            AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
          ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
+    let mut rows = rows;
+    super::quorum::fill_approvals(connection, id, &mut rows)?;
     Ok(rows)
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
 pub(super) const LOG_AT: usize = 17;
 
-/// A log entry from the 20 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+/// A log entry from the 21 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
@@ -103,6 +105,10 @@ pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
         ask_in_client: row.get(at + 17)?,
         decide_within: row.get(at + 18)?,
         decide_by: row.get(at + 19)?,
+        quorum: row
+            .get::<Option<i64>>(at + 20)?
+            .and_then(|n| u32::try_from(n).ok()),
+        approvals: Vec::new(),
     })
 }
 

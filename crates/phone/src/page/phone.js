@@ -82,6 +82,7 @@ async function drawCard(call) {
     h("span.mono", a.executionId.slice(-12)),
     card.source ? h("span#source", `from ${card.source}`) : null,
     a.askedBy ? h("span#asked-by", `asked by rule ${a.askedBy}`) : null,
+    card.quorum ? h("span#quorum", { title: "This call runs once enough different people approved it" }, card.quorum) : null,
     h("span#decide-by", `decide ${timeLeft(card.expiresAt - skew)}`),
     a.askInClient ? h("span", "asked in the client too") : null);
   const sections = [
