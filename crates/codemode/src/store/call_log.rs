@@ -43,11 +43,10 @@ impl Store {
     ) -> Result<CallPlan, StoreError> {
         let requires_approval = verdict.effect == Effect::Ask;
         self.write_run(id, |tx| {
-            let status = status_of(tx, &self.runtime, id)?;
-            let existing = match status {
-                Some(ExecutionStatus::Running) => recorded_call(tx, id, seq)?,
-                _ => None,
-            };
+            // The run's status and what is recorded at `seq`, in one statement: on PostgreSQL it travels with
+            // BEGIN, and the writes below with COMMIT — two round trips (docs/shared-store.md, "Transactions").
+            let (status, existing) = status_and_recorded(tx, &self.runtime, id, seq)?;
+            let existing = existing.filter(|_| status == Some(ExecutionStatus::Running));
             let edited = existing.as_ref().and_then(|e| match &e.decision {
                 Some(Decision { kind: DecisionKind::Edited, args, .. }) => args.clone(),
                 _ => None,
@@ -85,14 +84,14 @@ impl Store {
                 CallStep::ReplayError => Ok(CallPlan::ReplayError(existing.error.unwrap_or_default())),
                 CallStep::Execute => Ok(CallPlan::Execute),
                 CallStep::ExecuteAfterError => {
-                    tx.execute(
+                    tx.execute_later(
                         "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
                         args![id, seq as i64],
                     )?;
                     Ok(CallPlan::Execute)
                 }
                 CallStep::ExecuteApproved { .. } => {
-                    tx.execute(
+                    tx.execute_later(
                         "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
                         args![id, seq as i64],
                     )?;
@@ -162,7 +161,7 @@ impl Store {
             Effect::Allow => "executing",
             Effect::Deny => "error",
         };
-        tx.execute(
+        tx.execute_later(
             // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
@@ -202,14 +201,14 @@ impl Store {
             ],
         )?;
         if let Some(rule) = &verdict.rule {
-            tx.execute(
+            tx.execute_later(
                 "UPDATE cm_rules SET hits = hits + 1, last_hit = ?3 WHERE runtime = ?1 AND id = ?2",
                 args![self.runtime, rule, now],
             )?;
         }
         match verdict.effect {
             Effect::Ask => {
-                tx.execute(
+                tx.execute_later(
                     "UPDATE cm_executions SET status = 'paused', updated_at = ?2 WHERE id = ?1 AND status = 'running'",
                     args![id, now],
                 )?;
@@ -265,7 +264,7 @@ impl Store {
                     return Ok(false);
                 }
             }
-            tx.execute(
+            tx.execute_later(
                 "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
                 args![id, seq as i64, text],
             )?;
@@ -392,25 +391,40 @@ struct RecordedRow {
     decision: Option<Decision>,
 }
 
-fn recorded_call(tx: &dyn Sql, id: &str, seq: u64) -> Result<Option<RecordedRow>> {
-    tx.query_row_opt(
-        "SELECT connector, method, args, result, ephemeral, state, error, decision FROM cm_log
-         WHERE execution_id = ?1 AND seq = ?2",
-        args![id, seq as i64],
+/// The status of run `id` (when it is this runtime's) and the call recorded at `seq`, if any.
+fn status_and_recorded(
+    tx: &dyn Sql,
+    runtime: &str,
+    id: &str,
+    seq: u64,
+) -> Result<(Option<ExecutionStatus>, Option<RecordedRow>)> {
+    let found = tx.query_row_opt(
+        "SELECT e.status, l.connector, l.method, l.args, l.result, l.ephemeral, l.state, l.error, l.decision
+         FROM cm_executions e LEFT JOIN cm_log l ON l.execution_id = e.id AND l.seq = ?3
+         WHERE e.id = ?1 AND e.runtime = ?2",
+        args![id, runtime, seq as i64],
         |row| {
-            let state: String = row.get(5)?;
-            Ok(RecordedRow {
-                connector: row.get(0)?,
-                method: row.get(1)?,
-                args: parse_json(row.get(2)?),
-                result: parse_json(row.get(3)?),
-                ephemeral: row.get(4)?,
-                state: EntryState::parse(&state).unwrap_or(EntryState::Error),
-                error: row.get(6)?,
-                decision: parse_decision(row.get(7)?),
-            })
+            let status = ExecutionStatus::parse(&row.get::<String>(0)?);
+            let Some(connector) = row.get::<Option<String>>(1)? else {
+                return Ok((status, None));
+            };
+            let state: String = row.get(6)?;
+            Ok((
+                status,
+                Some(RecordedRow {
+                    connector,
+                    method: row.get(2)?,
+                    args: parse_json(row.get(3)?),
+                    result: parse_json(row.get(4)?),
+                    ephemeral: row.get(5)?,
+                    state: EntryState::parse(&state).unwrap_or(EntryState::Error),
+                    error: row.get(7)?,
+                    decision: parse_decision(row.get(8)?),
+                }),
+            ))
         },
-    )
+    )?;
+    Ok(found.unwrap_or((None, None)))
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -154,6 +154,7 @@ impl Postgres {
         })?;
         Ok(Connection {
             client: Some(client),
+            queued: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -164,7 +165,9 @@ impl Postgres {
     ) -> Result<T, DbError> {
         self.retrying(|| {
             let connection = self.connection().map_err(Failed::BeforeCommit)?;
-            f(&connection).map_err(Failed::BeforeCommit)
+            let value = f(&connection).map_err(Failed::BeforeCommit)?;
+            connection.flush().map_err(Failed::BeforeCommit)?;
+            Ok(value)
         })
     }
 
@@ -186,11 +189,14 @@ impl Postgres {
         }
         self.retrying(|| {
             let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
-            let outcome = connection.batch(&begin).and_then(|()| f(&connection));
-            let value = match outcome {
+            // BEGIN leaves with the transaction's first statement, in one flight (docs/shared-store.md,
+            // "Transactions").
+            connection.queue(Queued::Simple(begin.clone()));
+            let value = match f(&connection) {
                 Ok(value) => value,
                 Err(error) => {
-                    if connection.batch("ROLLBACK").is_err() {
+                    let begun = connection.drop_queue();
+                    if begun && connection.batch("ROLLBACK").is_err() {
                         connection.discard();
                     }
                     return Err(Failed::BeforeCommit(error));
@@ -198,10 +204,21 @@ impl Postgres {
             };
             // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
             let payload = announce.replace('\'', "''");
-            if let Err(error) = connection.batch(&format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT"))
-            {
-                connection.discard();
-                return Err(Failed::AtCommit(error));
+            let commit = format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT");
+            match connection.flight(None, &commit) {
+                Ok(_) => {}
+                // A write sent with COMMIT failed: the transaction is aborted and COMMIT never ran (the
+                // statements after a failed one in a simple query are skipped), so end it here.
+                Err(Flight::Earlier(error)) if !error.is_connection_lost() => {
+                    if connection.batch("ROLLBACK").is_err() {
+                        connection.discard();
+                    }
+                    return Err(Failed::BeforeCommit(error));
+                }
+                Err(Flight::Earlier(error) | Flight::Last(error)) => {
+                    connection.discard();
+                    return Err(Failed::AtCommit(error));
+                }
             }
             self.commits.fetch_add(1, Ordering::SeqCst);
             Ok(value)
@@ -276,9 +293,101 @@ impl Drop for Postgres {
 /// One pooled connection. Statements are prepared once per connection (deadpool's statement cache).
 pub(crate) struct Connection {
     client: Option<Object>,
+    /// What this transaction has not sent yet — its BEGIN, then writes whose answer nobody needs — to leave
+    /// in one flight with the next statement that needs an answer, or with COMMIT: tokio-postgres pipelines
+    /// requests whose futures are polled together, so a recorded call's transaction is two round trips.
+    queued: std::sync::Mutex<Vec<Queued>>,
+}
+
+/// A request waiting for the next flight.
+enum Queued {
+    Simple(String),
+    Prepared(tokio_postgres::Statement, Vec<Typed>),
+}
+
+/// Which part of a flight failed: a request sent before the last one (the transaction is aborted from there
+/// on), or the last.
+enum Flight {
+    Earlier(DbError),
+    Last(DbError),
+}
+
+impl Flight {
+    fn error(self) -> DbError {
+        match self {
+            Flight::Earlier(error) | Flight::Last(error) => error,
+        }
+    }
+}
+
+/// What the last request of a flight is.
+enum Last<'a> {
+    Execute(&'a tokio_postgres::Statement, &'a [Typed]),
+    Query(&'a tokio_postgres::Statement, &'a [Typed]),
+}
+
+/// What the last request answered.
+enum Answer {
+    Changed(u64),
+    Rows(Vec<tokio_postgres::Row>),
+    Done,
 }
 
 impl Connection {
+    fn queue(&self, request: Queued) {
+        self.queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+    }
+
+    /// Forgets what was not sent; true when something was sent already (BEGIN among it).
+    fn drop_queue(&self) -> bool {
+        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        let begun = !matches!(queued.first(), Some(Queued::Simple(_)));
+        queued.clear();
+        begun
+    }
+
+    /// Sends everything queued, then `last` (or the simple statements `simple` when `last` is `None`), all in
+    /// one flight, and waits for the answers: the first failure is what the caller hears.
+    fn flight(&self, last: Option<Last<'_>>, simple: &str) -> Result<Answer, Flight> {
+        let client = self.client().map_err(Flight::Earlier)?;
+        let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
+        let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
+        let last = async {
+            match last {
+                Some(Last::Execute(statement, values)) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.execute(statement, &refs).await.map(Answer::Changed)
+                }
+                Some(Last::Query(statement, values)) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.query(statement, &refs).await.map(Answer::Rows)
+                }
+                None => client.batch_execute(simple).await.map(|()| Answer::Done),
+            }
+        };
+        let (earlier, last) = block_on(futures_util::future::join(earlier, last));
+        if let Some(error) = earlier.into_iter().find_map(Result::err) {
+            return Err(Flight::Earlier(error.into()));
+        }
+        last.map_err(|e| Flight::Last(e.into()))
+    }
+
+    /// Sends the queued requests now, if any (a read outside a transaction never queues).
+    fn flush(&self) -> Result<(), DbError> {
+        if self
+            .queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+        {
+            return Ok(());
+        }
+        self.flight(None, "").map(|_| ()).map_err(Flight::error)
+    }
+
     fn client(&self) -> Result<&Object, DbError> {
         self.client
             .as_ref()
@@ -323,16 +432,37 @@ impl Sql for Connection {
 
     fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<usize, DbError> {
         let (statement, values) = self.prepared(sql, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-        let changed = block_on(self.client()?.execute(&statement, &refs))?;
-        Ok(changed as usize)
+        match self.flight(Some(Last::Execute(&statement, &values)), "") {
+            Ok(Answer::Changed(changed)) => Ok(changed as usize),
+            Ok(_) => Ok(0),
+            Err(failed) => Err(failed.error()),
+        }
+    }
+
+    fn execute_later(&self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        self.queue(Queued::Prepared(statement, values));
+        Ok(())
     }
 
     fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError> {
         let (statement, values) = self.prepared(sql, params)?;
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-        let rows = block_on(self.client()?.query(&statement, &refs))?;
-        rows.iter().map(row).collect()
+        match self.flight(Some(Last::Query(&statement, &values)), "") {
+            Ok(Answer::Rows(rows)) => rows.iter().map(row).collect(),
+            Ok(_) => Ok(Vec::new()),
+            Err(failed) => Err(failed.error()),
+        }
+    }
+}
+
+/// Sends one queued request and waits for its answer.
+async fn send(client: &Object, request: &Queued) -> Result<(), tokio_postgres::Error> {
+    match request {
+        Queued::Simple(sql) => client.batch_execute(sql).await,
+        Queued::Prepared(statement, values) => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+            client.execute(statement, &refs).await.map(|_| ())
+        }
     }
 }
 

@@ -81,7 +81,7 @@ impl Store {
 }
 
 pub(super) fn touch(tx: &dyn Sql, runtime: &str, id: &str, now: i64) -> Result<()> {
-    tx.execute(
+    tx.execute_later(
         "UPDATE cm_executions SET updated_at = ?2 WHERE id = ?1 AND runtime = ?3",
         args![id, now, runtime],
     )?;

@@ -243,6 +243,12 @@ pub(crate) trait Sql {
     fn dialect(&self) -> Dialect;
     /// Runs a statement; returns how many rows it changed.
     fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<usize, DbError>;
+    /// Runs a write whose answer nobody needs: on PostgreSQL it is sent with the transaction's next statement
+    /// or its COMMIT, in one flight, and a failure fails the transaction there (docs/shared-store.md,
+    /// "Transactions"). Elsewhere it is [`Sql::execute`].
+    fn execute_later(&self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+        self.execute(sql, params).map(|_| ())
+    }
     /// Runs a query; returns its rows.
     fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError>;
 
