@@ -80,7 +80,10 @@ impl Store {
                     diverge(tx, &self.runtime, id, seq, &detail, recorded, attempted, now)?;
                     Ok(CallPlan::Pause)
                 }
-                CallStep::Replay => Ok(CallPlan::Replay(existing.result)),
+                CallStep::Replay => {
+                    tx.quiet();
+                    Ok(CallPlan::Replay(existing.result))
+                }
                 CallStep::ReplayError => Ok(CallPlan::ReplayError(existing.error.unwrap_or_default())),
                 CallStep::Execute => Ok(CallPlan::Execute),
                 CallStep::ExecuteAfterError => {
@@ -220,13 +223,15 @@ impl Store {
             }
             Effect::Allow => {
                 touch(tx, &self.runtime, id, now)?;
+                tx.quiet();
                 Ok(CallPlan::Execute)
             }
         }
     }
 
     /// Records a call's (or step's) result; an oversized result fails the run. Returns false when the run
-    /// failed because of it.
+    /// failed because of it. A result that fits is written without reading the entry first (on PostgreSQL,
+    /// one round trip), by a statement that changes nothing when the entry is not this runtime's.
     pub fn record_result(
         &self,
         id: &str,
@@ -234,7 +239,26 @@ impl Store {
         result: Option<&Value>,
         now: i64,
     ) -> Result<bool, StoreError> {
+        let text = result.map(|r| serde_json::to_string(r).unwrap_or_default());
+        let fits = text
+            .as_ref()
+            .is_none_or(|t| utf16_len(t) <= MAX_DURABLE_VALUE);
         self.write_run(id, |tx| {
+            if fits {
+                // The common case in one flight with BEGIN and COMMIT on PostgreSQL: nothing to read first
+                // (an ephemeral call's result is dropped by the statement itself).
+                tx.execute_later(
+                    &format!(
+                        "UPDATE cm_log SET result = CASE WHEN ephemeral <> 0 THEN NULL ELSE ?3 END, state = 'applied'
+                         WHERE execution_id = ?1 AND seq = ?2 AND {}",
+                        of_runtime("?4")
+                    ),
+                    args![id, seq as i64, text, self.runtime],
+                )?;
+                touch(tx, &self.runtime, id, now)?;
+                tx.quiet();
+                return Ok(true);
+            }
             let Some((connector, method, ephemeral)) = tx
                 .query_row_opt(
                     &format!(
@@ -247,29 +271,22 @@ impl Store {
             else {
                 return Ok(false);
             };
-            let text = if ephemeral {
-                None
-            } else {
-                result.map(|r| serde_json::to_string(r).unwrap_or_default())
-            };
-            if let Some(text) = &text {
-                let size = utf16_len(text);
-                if size > MAX_DURABLE_VALUE {
-                    let message = too_large_message(&format!("The result of {connector}.{method}"), size);
-                    tx.execute(
-                        "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
-                        args![id, seq as i64],
-                    )?;
-                    fail_in(tx, &self.runtime, id, &message, now)?;
-                    return Ok(false);
-                }
+            if ephemeral {
+                tx.execute_later(
+                    "UPDATE cm_log SET result = NULL, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
+                    args![id, seq as i64],
+                )?;
+                touch(tx, &self.runtime, id, now)?;
+                return Ok(true);
             }
-            tx.execute_later(
-                "UPDATE cm_log SET result = ?3, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
-                args![id, seq as i64, text],
+            let size = text.as_deref().map(utf16_len).unwrap_or_default();
+            let message = too_large_message(&format!("The result of {connector}.{method}"), size);
+            tx.execute(
+                "UPDATE cm_log SET state = 'error' WHERE execution_id = ?1 AND seq = ?2",
+                args![id, seq as i64],
             )?;
-            touch(tx, &self.runtime, id, now)?;
-            Ok(true)
+            fail_in(tx, &self.runtime, id, &message, now)?;
+            Ok(false)
         })
     }
 
@@ -324,7 +341,7 @@ impl Store {
                 (None, Ok(text)) => ("applied", text.as_deref()),
                 _ => ("error", None),
             };
-            tx.execute(
+            tx.execute_later(
                 "INSERT INTO cm_log
                    (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6)",
@@ -337,6 +354,7 @@ impl Store {
                 }
                 None => {
                     touch(tx, &self.runtime, id, now)?;
+                    tx.quiet();
                     Ok(true)
                 }
             }

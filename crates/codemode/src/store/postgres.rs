@@ -63,7 +63,15 @@ pub(crate) struct Postgres {
     runtime_name: String,
     /// Transactions this store committed.
     commits: AtomicU64,
+    /// When this store last announced a change (ms since it opened), and whether a quiet commit since then
+    /// still owes one (docs/shared-store.md, "Live updates").
+    announced_at: Arc<AtomicU64>,
+    owed: Arc<std::sync::atomic::AtomicBool>,
+    opened: std::time::Instant,
 }
+
+/// How often a running run's progress is announced to other processes, at most.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 impl Postgres {
     /// Connects to `url` (a `postgres://` URL or a `key=value` string) as the host `host`, checking the
@@ -107,6 +115,9 @@ impl Postgres {
             hand_offs: std::sync::Mutex::new(Some(hand_offs)),
             runtime_name: runtime_name.to_owned(),
             commits: AtomicU64::new(0),
+            announced_at: Arc::new(AtomicU64::new(0)),
+            owed: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            opened: std::time::Instant::now(),
         };
         // The first connection is made now, so an unreachable server is said at once.
         drop(postgres.connection()?);
@@ -155,6 +166,7 @@ impl Postgres {
         Ok(Connection {
             client: Some(client),
             queued: std::sync::Mutex::new(Vec::new()),
+            quiet: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -204,7 +216,13 @@ impl Postgres {
             };
             // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
             let payload = announce.replace('\'', "''");
-            let commit = format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT");
+            let quiet = connection.quiet.load(Ordering::SeqCst) && self.announce_later();
+            let commit = if quiet {
+                "COMMIT".to_owned()
+            } else {
+                self.announced_at.store(self.since_open(), Ordering::SeqCst);
+                format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT")
+            };
             match connection.flight(None, &commit) {
                 Ok(_) => {}
                 // A write sent with COMMIT failed: the transaction is aborted and COMMIT never ran (the
@@ -223,6 +241,40 @@ impl Postgres {
             self.commits.fetch_add(1, Ordering::SeqCst);
             Ok(value)
         })
+    }
+
+    fn since_open(&self) -> u64 {
+        self.opened.elapsed().as_millis() as u64
+    }
+
+    /// Whether a quiet commit (a running run's progress) may go without its NOTIFY: when another was
+    /// announced less than [`PROGRESS_EVERY`] ago. Then one announcement is owed, and sent that long after the
+    /// last, so other processes see the progress within [`PROGRESS_EVERY`] however the run goes on.
+    fn announce_later(&self) -> bool {
+        let last = self.announced_at.load(Ordering::SeqCst);
+        if self.since_open().saturating_sub(last) >= PROGRESS_EVERY.as_millis() as u64 {
+            return false;
+        }
+        if !self.owed.swap(true, Ordering::SeqCst) {
+            let (pool, owed, announced_at, opened) = (
+                self.pool.clone(),
+                self.owed.clone(),
+                self.announced_at.clone(),
+                self.opened,
+            );
+            let runtime = self.runtime_name.clone();
+            self.spawn(async move {
+                tokio::time::sleep(PROGRESS_EVERY).await;
+                owed.store(false, Ordering::SeqCst);
+                announced_at.store(opened.elapsed().as_millis() as u64, Ordering::SeqCst);
+                if let Ok(client) = pool.get().await {
+                    let _ = client
+                        .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &runtime])
+                        .await;
+                }
+            });
+        }
+        true
     }
 
     /// Runs `attempt` again on a new connection while the server is unreachable, for up to
@@ -297,6 +349,8 @@ pub(crate) struct Connection {
     /// in one flight with the next statement that needs an answer, or with COMMIT: tokio-postgres pipelines
     /// requests whose futures are polled together, so a recorded call's transaction is two round trips.
     queued: std::sync::Mutex<Vec<Queued>>,
+    /// The transaction only records a running run's progress ([`Sql::quiet`]).
+    quiet: std::sync::atomic::AtomicBool,
 }
 
 /// A request waiting for the next flight.
@@ -437,6 +491,10 @@ impl Sql for Connection {
             Ok(_) => Ok(0),
             Err(failed) => Err(failed.error()),
         }
+    }
+
+    fn quiet(&self) {
+        self.quiet.store(true, Ordering::SeqCst);
     }
 
     fn execute_later(&self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {

@@ -249,6 +249,10 @@ pub(crate) trait Sql {
     fn execute_later(&self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
         self.execute(sql, params).map(|_| ())
     }
+    /// Marks the transaction as a running run's progress only (a call that runs, a result): on PostgreSQL
+    /// other processes hear of it within 100 ms rather than at its commit (docs/shared-store.md, "Live
+    /// updates"). A change of status is never quiet.
+    fn quiet(&self) {}
     /// Runs a query; returns its rows.
     fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError>;
 
