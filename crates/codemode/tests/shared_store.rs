@@ -385,7 +385,13 @@ async fn a_run_whose_host_is_gone_waits_for_it_or_is_adopted_by_a_host_with_its_
     let id = paused.execution_id().to_owned();
     drop(a);
 
-    // A minute later, by the other hosts' clock: A's heartbeat is old.
+    // A minute later: A's last heartbeat is a minute old by the server's clock, whatever the hosts' clocks say
+    // (heartbeats are written and judged in the server's time: another clock alone makes nobody look gone).
+    psql_output(
+        &url,
+        "UPDATE cm_hosts SET heartbeat_at = heartbeat_at - 60000 WHERE id = 'a'",
+        false,
+    );
     let now = support::TestClock::at(1_800_000_060_000);
     let (alpha_c, beta) = (Station::new("alpha"), Station::new("beta"));
     let b = host(&url, "b", vec![beta.clone()], now.clone()).await;
@@ -981,4 +987,34 @@ async fn a_quorum_of_two_runs_the_call_once_two_different_people_approved() {
         codemode::ExecutionStatus::Rejected
     );
     assert_eq!(alpha.acts().len(), 3);
+}
+
+/// Heartbeats are judged by the database server's clock (docs/shared-store.md, "Hosts"): a host whose clock
+/// runs 45 s ahead of the run's host still sees it alive, and its approval is handed over as usual.
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_whose_clocks_disagree_still_see_each_other_alive() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("skew") else {
+        return;
+    };
+    let alpha = Station::new("alpha");
+    let a = host(
+        &url,
+        "a",
+        vec![alpha.clone()],
+        support::TestClock::at(1_800_000_000_000),
+    )
+    .await;
+    let ahead = support::TestClock::at(1_800_000_045_000);
+    let b = host(&url, "b", vec![], ahead.clone()).await;
+    let paused = a.execute("async () => alpha.act({ n: 1 })").await.unwrap();
+    let id = paused.execution_id().to_owned();
+    let run = b.execution(&id).unwrap().unwrap();
+    assert!(run.host.as_ref().unwrap().alive, "{run:?}");
+    let done = b
+        .approve(&id, codemode::Actor::Console, None)
+        .await
+        .unwrap();
+    assert_eq!(done.status(), "completed", "{done:?}");
+    assert_eq!(alpha.acts().len(), 1);
 }

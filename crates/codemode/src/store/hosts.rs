@@ -12,6 +12,7 @@ use super::transactions::Database;
 use super::{Result, Store, StoreError};
 use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
 use crate::transitions::Holders;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A host whose last heartbeat is older than this is gone.
@@ -23,6 +24,9 @@ pub const HOST_FORGOTTEN_MS: i64 = 7 * 24 * 3600 * 1000;
 
 /// How often a live host says so.
 pub const HEARTBEAT_EVERY: Duration = Duration::from_secs(5);
+
+/// How often a process measures again how far its clock is from the database server's.
+const OFFSET_EVERY: Duration = Duration::from_secs(600);
 
 /// This process's host on a shared store: an id that stays the same across restarts (one per machine and
 /// data directory, so the app and `codemode mcp` of one person are one host) and a name people recognise.
@@ -108,7 +112,43 @@ impl Store {
     }
 
     fn fresh(&self, heartbeat: Option<i64>) -> bool {
-        heartbeat.is_some_and(|at| at >= self.clock.now_ms() - HOST_TIMEOUT_MS)
+        heartbeat.is_some_and(|at| at >= self.server_now() - HOST_TIMEOUT_MS)
+    }
+
+    /// Now by the database server's clock, as this process reads it: its own clock plus the offset it
+    /// measured against the server's, again every [`OFFSET_EVERY`] (docs/shared-store.md, "Hosts"). On SQLite
+    /// (one machine, one clock) its own clock.
+    pub(super) fn server_now(&self) -> i64 {
+        if self.is_shared() {
+            let mut measured = self
+                .offset_measured
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            if measured.is_none_or(|at| at.elapsed() >= OFFSET_EVERY)
+                && let Ok(offset) = self.measure_offset()
+            {
+                self.server_offset.store(offset, Ordering::SeqCst);
+                *measured = Some(std::time::Instant::now());
+            }
+        }
+        self.clock
+            .now_ms()
+            .saturating_add(self.server_offset.load(Ordering::SeqCst))
+    }
+
+    /// The server's clock minus this process's, read at the middle of one round trip.
+    fn measure_offset(&self) -> Result<i64, StoreError> {
+        let before = self.clock.now_ms();
+        let started = std::time::Instant::now();
+        let server: i64 = self.with(|connection| {
+            connection.query_row(
+                "SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)",
+                args![],
+                |row| row.get(0),
+            )
+        })?;
+        let half_trip = (started.elapsed().as_millis() / 2) as i64;
+        Ok(server - (before + half_trip))
     }
 
     /// The host a run belongs to, as shown: `None` on a store only one machine uses.
@@ -131,7 +171,7 @@ impl Store {
             return Ok(());
         };
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
-        let now = self.clock.now_ms();
+        let now = self.server_now();
         let heartbeat = if serving { now } else { 0 };
         self.write(|tx| {
             tx.execute(
@@ -160,7 +200,7 @@ impl Store {
         let Some(host) = self.host_id() else {
             return Ok(());
         };
-        let now = self.clock.now_ms();
+        let now = self.server_now();
         self.write(|tx| {
             tx.execute(
                 "UPDATE cm_hosts SET heartbeat_at = ?2 WHERE id = ?1 AND heartbeat_at < ?2",

@@ -87,7 +87,7 @@ impl Store {
                 )
             }
         };
-        Ok(Store {
+        let store = Store {
             database,
             runtime: runtime.to_owned(),
             owner: ProcessIdentity::current(),
@@ -95,7 +95,12 @@ impl Store {
             clock,
             machine: hosts::this_machine(),
             write_lock: advisory_key("codemode runtime", runtime),
-        })
+            server_offset: std::sync::atomic::AtomicI64::new(0),
+            offset_measured: Mutex::new(None),
+        };
+        // The server's clock is measured once at open, so the first heartbeat is already in its time.
+        store.server_now();
+        Ok(store)
     }
 }
 

@@ -46,7 +46,7 @@ pub use sql::DbError;
 
 use crate::clock::Clock;
 use crate::owner::ProcessIdentity;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use transactions::Database;
 
 type Result<T, E = DbError> = std::result::Result<T, E>;
@@ -60,6 +60,12 @@ pub struct Store {
     host: Option<HostIdentity>,
     /// Tells how old a host's heartbeat is.
     clock: Arc<dyn Clock>,
+    /// The database server's clock minus this process's, as last measured (ms; 0 on SQLite): heartbeats are
+    /// written and judged in the server's time, so hosts whose clocks disagree still agree on who is alive
+    /// (docs/shared-store.md, "Hosts").
+    server_offset: std::sync::atomic::AtomicI64,
+    /// When the offset was measured (real time: the injected clock may stand still or jump in tests).
+    offset_measured: Mutex<Option<std::time::Instant>>,
     /// This machine, as hosts record theirs: a process of a host on this machine is looked up by its pid.
     machine: String,
     /// The advisory lock a PostgreSQL write transaction holds: one per runtime, as SQLite's write lock is one
