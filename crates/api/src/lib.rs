@@ -11,6 +11,7 @@ mod deciding;
 mod devices;
 pub mod display;
 mod error;
+mod export;
 mod following;
 mod listing;
 mod managing;
@@ -31,6 +32,7 @@ pub use deciding::{
 pub use devices::{LINK_VALID, PAIRING_VALID, PairedDevice, Pairing, SignedLink};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
+pub use export::{ExportFormat, Exported};
 pub use following::FollowingApi;
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use managing::{MethodFlag, ServerDraft, TemplateField, TestReport, TestTarget};
@@ -348,13 +350,33 @@ impl Api {
         Ok(self.home.runtime.list_executions(query)?)
     }
 
-    /// Runs newest first with their logs, filtered by status and limited in SQL (`codemode executions`).
+    /// Runs newest first with their logs, as `query` filters them (status, time, call, who decided, source:
+    /// docs/history.md, "Filters") and at most `query.limit` of them (`codemode executions`).
     pub fn executions_with_logs(
         &self,
-        status: Option<ExecutionStatus>,
-        limit: Option<usize>,
+        query: &ExecutionQuery,
     ) -> Result<Vec<ExecutionState>, ApiError> {
-        Ok(self.home.runtime.executions_with_status(status, limit)?)
+        let filtered = query.since.is_some()
+            || query.until.is_some()
+            || query.call.is_some()
+            || query.decided_by.is_some()
+            || query.source.is_some()
+            || query.text.is_some();
+        if !filtered {
+            // Status and limit only: one read of the runs and their logs.
+            return Ok(self
+                .home
+                .runtime
+                .executions_with_status(query.status, query.limit)?);
+        }
+        let page = self.executions(query)?;
+        let mut runs = Vec::with_capacity(page.executions.len());
+        for summary in page.executions {
+            if let Some(run) = self.home.runtime.execution(&summary.id)? {
+                runs.push(run);
+            }
+        }
+        Ok(runs)
     }
 
     /// How many runs are in each status (statuses with none are left out).

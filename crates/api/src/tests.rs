@@ -204,10 +204,16 @@ async fn executions_with_logs_filter_and_limit() {
         ));
     }
     api.run("async () => 1", "t").await.expect("runs");
-    let all = api.executions_with_logs(None, None).expect("all");
+    let all = api
+        .executions_with_logs(&ExecutionQuery::default())
+        .expect("all");
     assert_eq!(all.len(), 4);
     let two = api
-        .executions_with_logs(Some(ExecutionStatus::Paused), Some(2))
+        .executions_with_logs(&ExecutionQuery {
+            status: Some(ExecutionStatus::Paused),
+            limit: Some(2),
+            ..ExecutionQuery::default()
+        })
         .expect("paused");
     let ids: Vec<&str> = two.iter().map(|e| e.id.as_str()).collect();
     assert_eq!(ids, vec![paused[2].as_str(), paused[1].as_str()]);
@@ -1163,5 +1169,156 @@ async fn a_call_a_rule_gives_a_quorum_waits_for_a_second_person() {
         refused(json!({"id": "r", "effect": "ask", "call": "files.*", "quorum": 0})),
         "rule r: quorum: must be a number of people from 1 to 9, not 0"
     );
+    api.shutdown().await;
+}
+
+/// The history an auditor asks (docs/history.md): filters by time, call, who decided and source, and the
+/// export of what they select — JSON lines (each checked against docs/export.schema.json) and CSV — compared
+/// with golden files (crates/api/tests/export/; `CODEMODE_WRITE_GOLDEN=1` writes them).
+#[tokio::test(flavor = "multi_thread")]
+async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
+    let dir = fresh_dir("export");
+    let start = 1_800_000_000_000;
+    let clock = std::sync::Arc::new(SetClock(start.into()));
+    let options = HomeOptions {
+        worker: Some(worker()),
+        clock: Some(clock.clone()),
+        ..HomeOptions::default()
+    };
+    let api = Api::open(&dir, options).await.expect("opens");
+    let at = |s: i64| {
+        clock
+            .0
+            .store(start + s * 1000, std::sync::atomic::Ordering::SeqCst)
+    };
+    let list = r#"async () => files.list_dir({ path: "." })"#;
+
+    at(0);
+    let listed = api.run(list, "test").await.expect("runs");
+    at(60);
+    let (approved, _) = waiting(&api, &write_to("notes/a.txt")).await;
+    at(90);
+    api.approve(&approved, Actor::Console, None)
+        .await
+        .expect("approves");
+    at(120);
+    let (rejected, seq) = waiting(
+        &api,
+        r#"async () => files.write_file({ path: "b.txt", content: "=SUM(A1), \"x\"\nnext" })"#,
+    )
+    .await;
+    at(150);
+    api.reject(&rejected, seq, Actor::Cli, Some("not today"))
+        .await
+        .expect("rejects");
+    at(180);
+    let claude = api.run(list, "Claude Code").await.expect("runs");
+    let ids = |query: ExecutionQuery| -> Vec<String> {
+        api.executions_with_logs(&query)
+            .expect("lists")
+            .into_iter()
+            .map(|run| run.id)
+            .collect()
+    };
+    let (listed, claude) = (
+        listed.execution_id().to_owned(),
+        claude.execution_id().to_owned(),
+    );
+    assert_eq!(
+        ids(ExecutionQuery {
+            call: Some("files.write_*".into()),
+            ..Default::default()
+        }),
+        [rejected.clone(), approved.clone()]
+    );
+    assert_eq!(
+        ids(ExecutionQuery {
+            decided_by: Some("cli".into()),
+            ..Default::default()
+        }),
+        [rejected.clone()]
+    );
+    let me = api.execution(&approved).unwrap().log[0]
+        .decision
+        .clone()
+        .unwrap()
+        .person
+        .unwrap();
+    assert_eq!(
+        ids(ExecutionQuery {
+            decided_by: Some(me.clone()),
+            ..Default::default()
+        }),
+        [rejected.clone(), approved.clone()]
+    );
+    assert_eq!(
+        ids(ExecutionQuery {
+            source: Some("Claude*".into()),
+            ..Default::default()
+        }),
+        [claude.clone()]
+    );
+    assert_eq!(
+        ids(ExecutionQuery {
+            since: codemode::parse_moment("2027-01-15T08:01:00Z", 0),
+            until: Some(start + 150_000),
+            ..Default::default()
+        }),
+        [rejected.clone(), approved.clone()]
+    );
+    assert_eq!(
+        ids(ExecutionQuery {
+            since: codemode::parse_moment("1m", api.now_ms()),
+            ..Default::default()
+        }),
+        [claude.clone(), rejected.clone()]
+    );
+
+    // The export of everything, newest first, in both formats, with ids and the user name made stable.
+    let stable = |text: String| {
+        // Only where the user's name stands as a person, so a short name cannot change other text.
+        let mut text = text
+            .replace(&format!("\"person\":\"{me}\""), "\"person\":\"<user>\"")
+            .replace(&format!(",{me},"), ",<user>,");
+        for (n, id) in [&listed, &approved, &rejected, &claude].iter().enumerate() {
+            text = text.replace(id.as_str(), &format!("run-{}", n + 1));
+        }
+        text
+    };
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("../../../docs/export.schema.json")).expect("a schema");
+    let mut jsonl = Vec::new();
+    let exported = api
+        .export(
+            &ExecutionQuery::default(),
+            crate::ExportFormat::Jsonl,
+            &mut jsonl,
+        )
+        .expect("exports");
+    assert_eq!((exported.runs, exported.calls), (4, 4));
+    let jsonl = String::from_utf8(jsonl).unwrap();
+    for line in jsonl.lines() {
+        let run: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        codemode::schema::check(&schema, &run).unwrap_or_else(|e| panic!("{e}: {line}"));
+    }
+    let mut csv = Vec::new();
+    api.export(
+        &ExecutionQuery::default(),
+        crate::ExportFormat::Csv,
+        &mut csv,
+    )
+    .expect("exports");
+    let golden = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/export");
+    for (name, text) in [
+        ("all.jsonl", stable(jsonl)),
+        ("all.csv", stable(String::from_utf8(csv).unwrap())),
+    ] {
+        let path = golden.join(name);
+        if std::env::var_os("CODEMODE_WRITE_GOLDEN").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let expected = std::fs::read_to_string(&path).expect("the golden file");
+        assert_eq!(text, expected, "{name} differs from {}", path.display());
+    }
     api.shutdown().await;
 }

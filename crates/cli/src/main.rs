@@ -4,7 +4,7 @@
 mod render;
 
 use clap::{Parser, Subcommand};
-use codemode::{Actor, CallRef, ExecutionStatus, Outcome, SaveSnippet};
+use codemode::{Actor, CallRef, ExecutionQuery, ExecutionStatus, Outcome, SaveSnippet};
 use codemode_api::{Api, ApiError};
 use codemode_cli::{mcp_server, phone_server};
 use connectors::config::parse_age_text;
@@ -85,12 +85,20 @@ enum Command {
     },
     /// The audit log, newest first.
     Executions {
-        /// At most N executions (after the status filter).
+        /// At most N executions (after the filters).
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
-        /// Only executions with this status: running, paused, completed, error, rejected, rolled_back.
-        #[arg(long, value_name = "S")]
-        status: Option<String>,
+        #[command(flatten)]
+        filter: HistoryFilter,
+    },
+    /// Every run the filters select, with its calls and decisions, to stdout: JSON lines (one run a line,
+    /// described by docs/export.schema.json) or CSV (one call a row).
+    Export {
+        /// jsonl or csv.
+        #[arg(long, value_name = "F", default_value = "jsonl")]
+        format: String,
+        #[command(flatten)]
+        filter: HistoryFilter,
     },
     /// One execution with its call log.
     Show { id: String },
@@ -278,7 +286,7 @@ fn main() -> ExitCode {
         Err(error) => Report::failed(&error),
     };
     if report.text.is_empty() && report.json.is_null() {
-        // `codemode mcp`: stdout carried the protocol and nothing else.
+        // `codemode mcp` and `codemode export`: stdout carried the protocol or the export, nothing else.
     } else if json {
         println!("{}", report.json);
     } else if report.ok {
@@ -500,10 +508,28 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             let pending = api.pending_previews(id.as_deref()).await?;
             Report::new(&pending, render::pending_previews(&pending), true)
         }
-        Command::Executions { limit, status } => {
-            let status = status.as_deref().map(parse_status).transpose()?;
-            let executions = api.executions_with_logs(status, limit)?;
+        Command::Executions { limit, filter } => {
+            let query = ExecutionQuery {
+                limit,
+                ..filter.query(api.now_ms())?
+            };
+            let executions = api.executions_with_logs(&query)?;
             Report::new(&executions, render::executions(&executions), true)
+        }
+        Command::Export { format, filter } => {
+            let format = codemode_api::ExportFormat::parse(&format)?;
+            let query = filter.query(api.now_ms())?;
+            let stdout = std::io::stdout();
+            let mut out = std::io::BufWriter::new(stdout.lock());
+            let exported = api.export(&query, format, &mut out)?;
+            drop(out);
+            eprintln!("exported {} runs, {} calls", exported.runs, exported.calls);
+            // stdout carried the export and nothing else.
+            Report {
+                json: Value::Null,
+                text: String::new(),
+                ok: true,
+            }
         }
         Command::Show { id } => {
             let execution = api.execution(&id)?;
@@ -707,6 +733,55 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
 /// Every interface on the default port: where `codemode serve --listen 0.0.0.0:8443` would be reached.
 fn everywhere() -> std::net::SocketAddr {
     std::net::SocketAddr::from(([0, 0, 0, 0], 8443))
+}
+
+/// Which runs the history commands read (docs/history.md, "Filters").
+#[derive(clap::Args, Debug)]
+struct HistoryFilter {
+    /// Only runs begun at or after this moment: RFC 3339 (2026-12-01T09:00:00Z, 2026-12-01) or a time back
+    /// from now (7d, 12h, 30m).
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Only runs begun before this moment (the same forms).
+    #[arg(long, value_name = "WHEN")]
+    until: Option<String>,
+    /// Only executions with this status: running, paused, completed, error, rejected, rolled_back.
+    #[arg(long, value_name = "S")]
+    status: Option<String>,
+    /// Only runs that made a call matching CONNECTOR.METHOD, a glob (github.*, files.write_*).
+    #[arg(long, value_name = "CONNECTOR.METHOD")]
+    call: Option<String>,
+    /// Only runs with a call decided by this person (alice) or this way (console, cli, device, rule, expiry).
+    #[arg(long, value_name = "WHO")]
+    decided_by: Option<String>,
+    /// Only runs from this source, a glob ("Claude *", cli).
+    #[arg(long, value_name = "SOURCE")]
+    source: Option<String>,
+}
+
+impl HistoryFilter {
+    fn query(&self, now: i64) -> Result<ExecutionQuery, ApiError> {
+        let moment = |flag: &str, text: &Option<String>| {
+            text.as_deref()
+                .map(|t| {
+                    codemode::parse_moment(t, now).ok_or_else(|| {
+                        ApiError::invalid_args(format!(
+                            "--{flag} {t:?} is neither a moment (2026-12-01T09:00:00Z, 2026-12-01) nor a time back from now (7d, 12h)"
+                        ))
+                    })
+                })
+                .transpose()
+        };
+        Ok(ExecutionQuery {
+            status: self.status.as_deref().map(parse_status).transpose()?,
+            since: moment("since", &self.since)?,
+            until: moment("until", &self.until)?,
+            call: self.call.clone(),
+            decided_by: self.decided_by.clone(),
+            source: self.source.clone(),
+            ..ExecutionQuery::default()
+        })
+    }
 }
 
 fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {

@@ -24,6 +24,7 @@ mod transitions;
 pub mod typegen;
 
 pub use allowing::{AllowIntent, Approved, ArgumentMatch};
+pub use clock::{format_moment, parse_moment};
 pub use connector::{BoxFuture, CallContext, Connector, GateChange, Replay, ToolDescriptor};
 pub use executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,

@@ -603,6 +603,25 @@ pub struct ExecutionQuery {
     pub before: Option<String>,
     #[serde(default)]
     pub limit: Option<usize>,
+    /// Only runs begun at or after this moment (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub since: Option<i64>,
+    /// Only runs begun before this moment (epoch ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub until: Option<i64>,
+    /// Only runs that made a call whose `connector.method` matches this glob (`*` any run of characters,
+    /// `?` one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    /// Only runs with a call decided by this person (as the store authenticated them) or this way
+    /// (`console`, `cli`, `device`, `rule`, `expiry`…).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// Only runs whose source matches this glob.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// One row of the audit log, without the call log.

@@ -1064,6 +1064,84 @@ async fn list_executions_pages_filters_and_searches_without_logs() {
         })
         .unwrap();
     assert!(wildcard.executions.is_empty(), "% is literal");
+
+    // The history's filters (docs/history.md), the same on both stores: a call glob, who decided, a source
+    // glob, a time window.
+    let ids_of = |query: ExecutionQuery| -> Vec<String> {
+        let page = runtime.list_executions(&query).unwrap();
+        page.executions.into_iter().map(|e| e.id).collect()
+    };
+    let rejected = runtime.execute(CREATE).await.unwrap();
+    runtime
+        .reject(rejected.execution_id(), 1, Actor::Cli, Some("no"))
+        .await
+        .unwrap();
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            call: Some("items.create_*".into()),
+            ..Default::default()
+        }),
+        [rejected.execution_id(), paused.execution_id()]
+    );
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            call: Some("items.?ist_items".into()),
+            ..Default::default()
+        })
+        .len(),
+        7,
+        "every run but the one that threw lists items"
+    );
+    assert!(
+        ids_of(ExecutionQuery {
+            call: Some("items.list".into()),
+            ..Default::default()
+        })
+        .is_empty()
+    );
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            decided_by: Some("cli".into()),
+            ..Default::default()
+        }),
+        [rejected.execution_id()]
+    );
+    assert!(
+        ids_of(ExecutionQuery {
+            decided_by: Some("nobody-at-all".into()),
+            ..Default::default()
+        })
+        .is_empty()
+    );
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            source: Some("*".into()),
+            ..Default::default()
+        })
+        .len(),
+        0,
+        "runs started here have no source"
+    );
+    let newest = runtime
+        .list_executions(&ExecutionQuery::default())
+        .unwrap()
+        .executions[0]
+        .created_at;
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            since: Some(newest),
+            ..Default::default()
+        }),
+        [rejected.execution_id()]
+    );
+    assert_eq!(
+        ids_of(ExecutionQuery {
+            until: Some(newest),
+            ..Default::default()
+        })
+        .len(),
+        7
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

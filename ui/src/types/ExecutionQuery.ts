@@ -5,4 +5,26 @@ import type { ExecutionStatus } from "./ExecutionStatus";
  * What the app asks of the audit log: a status, a text to find (in ids, code, errors and called
  * `connector.method`s), a cursor (the last id of the previous page) and a page size.
  */
-export type ExecutionQuery = { status?: ExecutionStatus | null, text?: string | null, before?: string | null, limit?: number | null, };
+export type ExecutionQuery = { status?: ExecutionStatus | null, text?: string | null, before?: string | null, limit?: number | null, 
+/**
+ * Only runs begun at or after this moment (epoch ms).
+ */
+since?: number | null, 
+/**
+ * Only runs begun before this moment (epoch ms).
+ */
+until?: number | null, 
+/**
+ * Only runs that made a call whose `connector.method` matches this glob (`*` any run of characters,
+ * `?` one).
+ */
+call?: string | null, 
+/**
+ * Only runs with a call decided by this person (as the store authenticated them) or this way
+ * (`console`, `cli`, `device`, `rule`, `expiry`…).
+ */
+decidedBy?: string | null, 
+/**
+ * Only runs whose source matches this glob.
+ */
+source?: string | null, };

@@ -199,6 +199,19 @@ impl Store {
                 Dialect::Postgres => "ILIKE",
             };
             let status = query.status.map(ExecutionStatus::as_str);
+            // Globs: SQLite's GLOB is `*` and `?` already; on PostgreSQL they become LIKE's `%` and `_`.
+            let (matches, call, source) = match connection.dialect() {
+                Dialect::Sqlite => ("GLOB", query.call.clone(), query.source.clone()),
+                Dialect::Postgres => (
+                    "LIKE",
+                    query.call.as_deref().map(glob_to_like),
+                    query.source.as_deref().map(glob_to_like),
+                ),
+            };
+            let person = match connection.dialect() {
+                Dialect::Sqlite => "json_extract(l.decision, '$.person')",
+                Dialect::Postgres => "(CAST(l.decision AS jsonb) ->> 'person')",
+            };
             let mut executions = connection.query_map(
                 &format!("SELECT e.id, e.status, e.created_at, e.updated_at, e.source,
                         e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine, oh.name,
@@ -216,9 +229,28 @@ impl Store {
                         OR e.error {like} ?4 ESCAPE '\\'
                         OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
                                    AND l.connector || '.' || l.method {like} ?4 ESCAPE '\\'))
+                   AND (CAST(?7 AS BIGINT) IS NULL OR e.created_at >= ?7)
+                   AND (CAST(?8 AS BIGINT) IS NULL OR e.created_at < ?8)
+                   AND (CAST(?9 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
+                        AND l.connector || '.' || l.method {matches} ?9))
+                   AND (CAST(?10 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = e.id
+                        AND (l.decided_by = ?10 OR {person} = ?10)))
+                   AND (CAST(?11 AS TEXT) IS NULL OR e.source {matches} ?11)
                  ORDER BY e.created_at DESC, e.id DESC
                  LIMIT ?5"),
-                args![self.runtime, status, query.before, pattern, limit as i64 + 1, PREVIEW],
+                args![
+                    self.runtime,
+                    status,
+                    query.before,
+                    pattern,
+                    limit as i64 + 1,
+                    PREVIEW,
+                    query.since,
+                    query.until,
+                    call,
+                    query.decided_by,
+                    source
+                ],
                 |row| {
                     let status: String = row.get(1)?;
                     let status = ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error);
@@ -344,4 +376,21 @@ impl Store {
             Ok((entries, end.max(0) as u64))
         })
     }
+}
+
+/// A glob (`*` any run of characters, `?` one) as a LIKE pattern, escaped with a backslash.
+fn glob_to_like(glob: &str) -> String {
+    let mut like = String::with_capacity(glob.len());
+    for c in glob.chars() {
+        match c {
+            '*' => like.push('%'),
+            '?' => like.push('_'),
+            '%' | '_' | '\\' => {
+                like.push('\\');
+                like.push(c);
+            }
+            _ => like.push(c),
+        }
+    }
+    like
 }
