@@ -379,6 +379,12 @@ impl Api {
         Ok(runs)
     }
 
+    /// How people decided on the calls of runs begun since `since`: counts, approval rate, time to decide,
+    /// and the shapes approved most often with the rule that would allow each (docs/history.md, "Insights").
+    pub fn insights(&self, since: Option<i64>) -> Result<codemode::Insights, ApiError> {
+        Ok(self.home.runtime.insights(since)?)
+    }
+
     /// How many runs are in each status (statuses with none are left out).
     pub fn status_counts(&self) -> Result<Vec<(ExecutionStatus, u64)>, ApiError> {
         Ok(self.home.runtime.status_counts()?)

@@ -1236,7 +1236,7 @@ async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
             decided_by: Some("cli".into()),
             ..Default::default()
         }),
-        [rejected.clone()]
+        [rejected.as_str()]
     );
     let me = api.execution(&approved).unwrap().log[0]
         .decision
@@ -1256,7 +1256,7 @@ async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
             source: Some("Claude*".into()),
             ..Default::default()
         }),
-        [claude.clone()]
+        [claude.as_str()]
     );
     assert_eq!(
         ids(ExecutionQuery {

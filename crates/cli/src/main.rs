@@ -91,6 +91,13 @@ enum Command {
         #[command(flatten)]
         filter: HistoryFilter,
     },
+    /// How people decided: calls allowed, asked, denied and expired, the approval rate, the time to decide,
+    /// and the calls approved most often with the rule that would let them through.
+    Insights {
+        /// Runs begun since this moment: RFC 3339 or a time back from now (7d, 12h). All runs by default.
+        #[arg(long, value_name = "WHEN")]
+        since: Option<String>,
+    },
     /// Every run the filters select, with its calls and decisions, to stdout: JSON lines (one run a line,
     /// described by docs/export.schema.json) or CSV (one call a row).
     Export {
@@ -515,6 +522,19 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             };
             let executions = api.executions_with_logs(&query)?;
             Report::new(&executions, render::executions(&executions), true)
+        }
+        Command::Insights { since } => {
+            let query = HistoryFilter {
+                since,
+                until: None,
+                status: None,
+                call: None,
+                decided_by: None,
+                source: None,
+            }
+            .query(api.now_ms())?;
+            let insights = api.insights(query.since)?;
+            Report::new(&insights, render::insights(&insights), true)
         }
         Command::Export { format, filter } => {
             let format = codemode_api::ExportFormat::parse(&format)?;

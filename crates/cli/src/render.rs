@@ -242,6 +242,54 @@ fn indent(text: &str, by: usize) -> String {
         .join("\n")
 }
 
+/// Insights as a person reads them (docs/history.md, "Insights").
+pub fn insights(figures: &codemode::Insights) -> String {
+    let seconds = |ms: i64| match ms.max(0) {
+        ms if ms < 1000 => format!("{ms} ms"),
+        ms if ms < 60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        ms if ms < 3_600_000 => format!("{} min {} s", ms / 60_000, ms % 60_000 / 1000),
+        ms => format!("{} h {} min", ms / 3_600_000, ms % 3_600_000 / 60_000),
+    };
+    let mut lines = vec![
+        format!(
+            "calls: {} allowed · {} asked · {} denied · {} expired",
+            figures.allowed, figures.asked, figures.denied, figures.expired
+        ),
+        format!(
+            "asked: {} approved · {} rejected · approval rate {}",
+            figures.approved,
+            figures.rejected,
+            figures
+                .approval_rate
+                .map_or("—".to_owned(), |rate| format!("{:.0}%", rate * 100.0))
+        ),
+        format!(
+            "time to decide: median {} · 90th percentile {}",
+            figures.decide_median_ms.map_or("—".to_owned(), seconds),
+            figures.decide_p90_ms.map_or("—".to_owned(), seconds)
+        ),
+    ];
+    if !figures.shapes.is_empty() {
+        lines.push("approved most often (make a rule to stop being asked):".to_owned());
+        for shape in &figures.shapes {
+            let when = if shape.when.is_empty() {
+                "any arguments".to_owned()
+            } else {
+                serde_json::Value::Object(shape.when.clone()).to_string()
+            };
+            lines.push(format!(
+                "  {:>4} approved, {} rejected  {}  {}\n        codemode rules add '{}'",
+                shape.approved,
+                shape.rejected,
+                visible(&shape.call),
+                visible(&when),
+                visible(&shape.rule.to_string().replace('\'', "'\\''"))
+            ));
+        }
+    }
+    lines.join("\n")
+}
+
 pub fn executions(executions: &[ExecutionState]) -> String {
     if executions.is_empty() {
         return "no executions".to_owned();

@@ -1383,3 +1383,101 @@ fn a_pause_on_one_machine_approved_from_another_runs_where_it_began() {
     }
     python_client(&python, "two_machines.py", &[&a, &b]);
 }
+
+/// The history commands through the binary (docs/history.md): a filtered list, both export formats on stdout
+/// with the count on stderr, insights, and each call's times in `show --json`.
+#[test]
+fn history_filters_export_and_insights_from_the_command_line() {
+    let home = home("history");
+    let write = program(
+        &home,
+        "write.js",
+        r#"async () => files.write_file({ path: "notes/a.txt", content: "hi" })"#,
+    );
+    let list = program(
+        &home,
+        "list.js",
+        r#"async () => files.list_dir({ path: "." })"#,
+    );
+    let (_, paused) = json(&home, &["run", &write]);
+    let id = paused["executionId"].as_str().unwrap().to_owned();
+    let (code, _) = json(&home, &["approve", &id]);
+    assert_eq!(code, 0);
+    json(&home, &["run", &list]);
+
+    let (code, listed) = json(
+        &home,
+        &["executions", "--call", "files.write_*", "--since", "1h"],
+    );
+    assert_eq!(code, 0, "{listed}");
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(ids, [id.as_str()]);
+    let (code, none) = json(&home, &["executions", "--until", "2000-01-01"]);
+    assert_eq!((code, none), (0, json!([])));
+    let refused = codemode(&home, &["executions", "--since", "last tuesday"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused
+            .stderr
+            .contains("--since \"last tuesday\" is neither"),
+        "{}",
+        refused.stderr
+    );
+
+    let jsonl = codemode(&home, &["export"]);
+    assert_eq!(jsonl.code, 0, "{}", jsonl.stderr);
+    assert_eq!(jsonl.stdout.lines().count(), 2);
+    assert!(
+        jsonl.stderr.contains("exported 2 runs, 2 calls"),
+        "{}",
+        jsonl.stderr
+    );
+    let csv = codemode(&home, &["export", "--format", "csv", "--decided-by", "cli"]);
+    let rows: Vec<&str> = csv.stdout.lines().collect();
+    assert_eq!(
+        rows.len(),
+        2,
+        "a header and the approved call: {}",
+        csv.stdout
+    );
+    assert!(
+        rows[1].starts_with(&format!("{id},completed,cli,")),
+        "{}",
+        rows[1]
+    );
+    assert!(
+        rows[1].contains(",write_file,applied,true,approved,cli,"),
+        "{}",
+        rows[1]
+    );
+
+    let (code, insights) = json(&home, &["insights", "--since", "1d"]);
+    assert_eq!(code, 0, "{insights}");
+    assert_eq!(
+        (insights["allowed"].as_u64(), insights["asked"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(insights["approvalRate"], json!(1.0));
+    assert_eq!(
+        insights["shapes"][0]["rule"]["when"],
+        json!({"path": {"glob": "notes/**"}})
+    );
+
+    let (_, shown) = json(&home, &["show", &id]);
+    let call = &shown["log"][0];
+    let (asked, started, finished) = (
+        call["askedAt"].as_i64().unwrap(),
+        call["startedAt"].as_i64().unwrap(),
+        call["finishedAt"].as_i64().unwrap(),
+    );
+    let decided = call["decision"]["at"].as_i64().unwrap();
+    assert!(
+        asked <= decided && decided <= started && started <= finished,
+        "{call}"
+    );
+}

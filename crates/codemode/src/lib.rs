@@ -8,6 +8,7 @@ pub mod codec;
 pub mod connector;
 pub mod discovery;
 pub mod executor;
+pub mod insights;
 pub mod model;
 pub mod names;
 pub mod normalize;
@@ -30,6 +31,7 @@ pub use executor::{
     CallAnswer, ConnectorCall, Executor, ExecutorOptions, PassEnd, PassHost, PassOutcome,
     PassRequest, SnippetAnswer, StepAnswer,
 };
+pub use insights::{ApprovedShape, Insights};
 pub use model::{
     Actor, Answerer, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,

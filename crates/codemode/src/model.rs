@@ -534,6 +534,19 @@ pub struct ToolLogEntry {
     /// decision lists them all.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub approvals: Vec<Vote>,
+    /// When a person was asked about the call (it paused), epoch ms: with `decision.at`, how long they took
+    /// (docs/history.md, "Timings").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub asked_at: Option<i64>,
+    /// When the call began to run (after its approval, for a gated call), epoch ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub started_at: Option<i64>,
+    /// When its outcome (result or error) was recorded, epoch ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
+    pub finished_at: Option<i64>,
 }
 
 fn is_false(value: &bool) -> bool {

@@ -56,4 +56,17 @@ quorum?: number | null,
  * While the call waits: the approvals it has so far, when it needs several people. (Once decided, the
  * decision lists them all.)
  */
-approvals?: Array<Vote>, };
+approvals?: Array<Vote>, 
+/**
+ * When a person was asked about the call (it paused), epoch ms: with `decision.at`, how long they took
+ * (docs/history.md, "Timings").
+ */
+askedAt?: number | null, 
+/**
+ * When the call began to run (after its approval, for a gated call), epoch ms.
+ */
+startedAt?: number | null, 
+/**
+ * When its outcome (result or error) was recorded, epoch ms.
+ */
+finishedAt?: number | null, };

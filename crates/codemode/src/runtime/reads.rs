@@ -78,6 +78,13 @@ impl Runtime {
         Ok(self.inner.store.list_executions(query)?)
     }
 
+    /// How people decided on the calls of runs begun since `since` (docs/history.md, "Insights").
+    pub fn insights(&self, since: Option<i64>) -> Result<crate::Insights, RuntimeError> {
+        Ok(crate::insights::insights(
+            self.inner.store.call_facts(since)?,
+        ))
+    }
+
     /// One execution with its log.
     pub fn execution(&self, id: &str) -> Result<Option<ExecutionState>, RuntimeError> {
         Ok(self.inner.store.execution(id)?)

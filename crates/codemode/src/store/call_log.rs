@@ -88,15 +88,17 @@ impl Store {
                 CallStep::Execute => Ok(CallPlan::Execute),
                 CallStep::ExecuteAfterError => {
                     tx.execute_later(
-                        "UPDATE cm_log SET state = 'executing', error = NULL WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
-                        args![id, seq as i64],
+                        "UPDATE cm_log SET state = 'executing', error = NULL, started_at = ?3, finished_at = NULL
+                         WHERE execution_id = ?1 AND seq = ?2 AND state = 'error'",
+                        args![id, seq as i64, now],
                     )?;
                     Ok(CallPlan::Execute)
                 }
                 CallStep::ExecuteApproved { .. } => {
                     tx.execute_later(
-                        "UPDATE cm_log SET state = 'executing' WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
-                        args![id, seq as i64],
+                        "UPDATE cm_log SET state = 'executing', started_at = ?3
+                         WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
+                        args![id, seq as i64, now],
                     )?;
                     touch(tx, &self.runtime, id, now)?;
                     Ok(match edited {
@@ -169,9 +171,10 @@ impl Store {
             "INSERT INTO cm_log
                (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
                 error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical,
-                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by, quorum)
+                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by, quorum, asked_at, started_at,
+                finished_at)
              VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15,
-                     ?16, ?17, ?18, ?19)
+                     ?16, ?17, ?18, ?19, ?20, ?21, ?22)
              ON CONFLICT (execution_id, seq) DO UPDATE SET
                connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
                requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
@@ -180,7 +183,8 @@ impl Store {
                divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
                asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app,
                ask_in_client = excluded.ask_in_client, decide_within = excluded.decide_within,
-               decide_by = excluded.decide_by, quorum = excluded.quorum",
+               decide_by = excluded.decide_by, quorum = excluded.quorum, asked_at = excluded.asked_at,
+               started_at = excluded.started_at, finished_at = excluded.finished_at",
             args![
                 id,
                 seq as i64,
@@ -201,6 +205,9 @@ impl Store {
                 decide_within,
                 decide_within.map(|ms| now.saturating_add(ms)),
                 verdict.quorum.filter(|_| asks).map(i64::from),
+                asks.then_some(now),
+                (verdict.effect == Effect::Allow).then_some(now),
+                (verdict.effect == Effect::Deny).then_some(now),
             ],
         )?;
         if let Some(rule) = &verdict.rule {
@@ -249,11 +256,12 @@ impl Store {
                 // (an ephemeral call's result is dropped by the statement itself).
                 tx.execute_later(
                     &format!(
-                        "UPDATE cm_log SET result = CASE WHEN ephemeral <> 0 THEN NULL ELSE ?3 END, state = 'applied'
+                        "UPDATE cm_log SET result = CASE WHEN ephemeral <> 0 THEN NULL ELSE ?3 END, state = 'applied',
+                                finished_at = ?5
                          WHERE execution_id = ?1 AND seq = ?2 AND {}",
                         of_runtime("?4")
                     ),
-                    args![id, seq as i64, text, self.runtime],
+                    args![id, seq as i64, text, self.runtime, now],
                 )?;
                 touch(tx, &self.runtime, id, now)?;
                 tx.quiet();
@@ -273,8 +281,8 @@ impl Store {
             };
             if ephemeral {
                 tx.execute_later(
-                    "UPDATE cm_log SET result = NULL, state = 'applied' WHERE execution_id = ?1 AND seq = ?2",
-                    args![id, seq as i64],
+                    "UPDATE cm_log SET result = NULL, state = 'applied', finished_at = ?3 WHERE execution_id = ?1 AND seq = ?2",
+                    args![id, seq as i64, now],
                 )?;
                 touch(tx, &self.runtime, id, now)?;
                 return Ok(true);
@@ -302,11 +310,11 @@ impl Store {
         self.write_run(id, |tx| {
             tx.execute(
                 &format!(
-                    "UPDATE cm_log SET state = 'error', error = ?3
+                    "UPDATE cm_log SET state = 'error', error = ?3, finished_at = ?5
                      WHERE execution_id = ?1 AND seq = ?2 AND state = 'executing' AND {}",
                     of_runtime("?4")
                 ),
-                args![id, seq as i64, cap(message), self.runtime],
+                args![id, seq as i64, cap(message), self.runtime, now],
             )?;
             touch(tx, &self.runtime, id, now)
         })
@@ -343,9 +351,10 @@ impl Store {
             };
             tx.execute_later(
                 "INSERT INTO cm_log
-                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state)
-                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6)",
-                args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state],
+                   (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                    started_at, finished_at)
+                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6, ?7, ?7)",
+                args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state, now],
             )?;
             match failure {
                 Some(message) => {

@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 15;
+pub const SCHEMA_VERSION: i64 = 16;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -183,6 +183,11 @@ const MIGRATIONS: &[&str] = &[
         at INTEGER NOT NULL,
         PRIMARY KEY (execution_id, seq, digest, person)
      );",
+    // 16: timings (docs/history.md, "Timings"): when a call was asked about, began to run, and had its
+    // outcome recorded.
+    "ALTER TABLE cm_log ADD COLUMN asked_at INTEGER;
+     ALTER TABLE cm_log ADD COLUMN started_at INTEGER;
+     ALTER TABLE cm_log ADD COLUMN finished_at INTEGER;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -418,6 +423,12 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
                TO codemode_agent, codemode_approver, codemode_admin;
            END IF;
          END $do$;"#,
+    ),
+    (
+        16,
+        "ALTER TABLE cm_log ADD COLUMN asked_at BIGINT;
+         ALTER TABLE cm_log ADD COLUMN started_at BIGINT;
+         ALTER TABLE cm_log ADD COLUMN finished_at BIGINT;",
     ),
 ];
 

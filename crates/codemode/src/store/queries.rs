@@ -154,7 +154,8 @@ impl Store {
                         oh.name, e.handed,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical,
-                        l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by, l.quorum
+                        l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by, l.quorum,
+                        l.asked_at, l.started_at, l.finished_at
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -393,4 +394,33 @@ fn glob_to_like(glob: &str) -> String {
         }
     }
     like
+}
+
+impl Store {
+    /// Every call of runs begun since `since` (epoch ms), as insights read it: what was asked, decided and
+    /// when (docs/history.md, "Insights").
+    pub fn call_facts(
+        &self,
+        since: Option<i64>,
+    ) -> Result<Vec<crate::insights::CallFact>, StoreError> {
+        self.with(|connection| {
+            connection.query_map(
+                "SELECT l.connector, l.method, coalesce(l.canonical, l.args), l.requires_approval, l.decision,
+                        l.asked_at
+                 FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
+                 WHERE e.runtime = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= ?2)",
+                args![self.runtime, since],
+                |row| {
+                    Ok(crate::insights::CallFact {
+                        connector: row.get(0)?,
+                        method: row.get(1)?,
+                        args: parse_json(row.get::<Option<String>>(2)?),
+                        requires_approval: row.get(3)?,
+                        decision: super::rows::parse_decision(row.get(4)?),
+                        asked_at: row.get(5)?,
+                    })
+                },
+            )
+        })
+    }
 }

@@ -61,7 +61,7 @@ pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Ve
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
                 interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app, ask_in_client,
-                decide_within, decide_by, quorum
+                decide_within, decide_by, quorum, asked_at, started_at, finished_at
          FROM cm_log WHERE execution_id = ?1
            AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
          ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
@@ -73,7 +73,7 @@ pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Ve
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
 pub(super) const LOG_AT: usize = 17;
 
-/// A log entry from the 21 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+/// A log entry from the 24 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
@@ -109,6 +109,9 @@ pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
             .get::<Option<i64>>(at + 20)?
             .and_then(|n| u32::try_from(n).ok()),
         approvals: Vec::new(),
+        asked_at: row.get(at + 21)?,
+        started_at: row.get(at + 22)?,
+        finished_at: row.get(at + 23)?,
     })
 }
 
