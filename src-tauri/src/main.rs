@@ -94,6 +94,8 @@ fn main() {
             commands::approval_card,
             commands::execution,
             commands::list_executions,
+            commands::export_executions,
+            commands::insights,
             commands::approve,
             commands::reject,
             commands::rollback,

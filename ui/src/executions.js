@@ -31,11 +31,118 @@ export function executionsView(root, options = {}) {
 
   const chips = h("div.chips#status-chips");
   const search = h("input.search#execution-search", { type: "search", placeholder: "Search ids, code, connector.method, errors" });
+  // The history's filters, the same as `codemode executions` / `export` take (docs/history.md, "Filters").
+  /** @type {Record<string, string>} */
+  let filter = {};
+  const FIELDS = [["since", "since 7d / 2026-12-01"], ["until", "until"], ["call", "call github.*"], ["decidedBy", "decided by"], ["source", "source Claude*"]];
+  const inputs = Object.fromEntries(FIELDS.map(([name, placeholder]) => [name, h(`input.text.filter#filter-${name}`, {
+    type: "text", placeholder, title: placeholder, spellcheck: false,
+    oninput: () => { clearTimeout(searchTimer); searchTimer = setTimeout(applyFilter, 300); },
+  })]));
+  const saved = h("select.filter#saved-filters", { title: "Saved filters", onchange: () => useSaved(saved.value) });
+  const filterError = h("div.inline-error#filter-error", { hidden: true });
+  const filterRow = h("div.filters#history-filters",
+    FIELDS.map(([name]) => inputs[name]),
+    saved,
+    h("button.btn.small#save-filter", { onclick: saveFilter, title: "Keep these filters under a name" }, "Save…"),
+    h("button.btn.small#export-jsonl", { onclick: () => exportRuns("jsonl"), title: "Every run these filters select, one JSON line each" }, "Export JSONL"),
+    h("button.btn.small#export-csv", { onclick: () => exportRuns("csv"), title: "Every call of the runs these filters select, one CSV row each" }, "Export CSV"),
+    h("button.btn.small#open-insights", { onclick: showInsights, title: "How people decide: approval rate, time to decide, what is approved most" }, "Insights"));
   const viewport = h("div.list-body#executions-list");
   const spacer = h("div", { style: "position:relative" });
   viewport.append(spacer);
   const detail = h("div.detail-pane#execution-detail");
-  clear(root, splitPane(h("section.list-pane", h("div.list-head", { style: "flex-direction:column;align-items:stretch" }, chips, search), viewport), detail));
+  clear(root, splitPane(h("section.list-pane", h("div.list-head", { style: "flex-direction:column;align-items:stretch" }, chips, search, filterRow, filterError), viewport), detail));
+  renderSaved();
+
+  function currentFilter() {
+    return Object.fromEntries(FIELDS.map(([name]) => [name, inputs[name].value.trim() || null]));
+  }
+
+  function applyFilter() {
+    filter = currentFilter();
+    reload();
+  }
+
+  /** Saved filters live in this window's storage, by name. */
+  function savedFilters() {
+    try { return JSON.parse(localStorage.getItem("savedFilters") || "{}"); } catch { return {}; }
+  }
+
+  function renderSaved() {
+    const all = savedFilters();
+    clear(saved, h("option", { value: "" }, "Saved filters"), Object.keys(all).sort().map((name) => h("option", { value: name }, name)));
+  }
+
+  function useSaved(name) {
+    const chosen = savedFilters()[name];
+    if (!chosen) return;
+    for (const [field] of FIELDS) inputs[field].value = chosen[field] || "";
+    applyFilter();
+  }
+
+  async function saveFilter() {
+    const name = h("input.text#filter-name", { type: "text", placeholder: "A name, e.g. github last week" });
+    const chosen = await dialog("Save these filters", h("div", name), [
+      { label: "Cancel", value: () => null },
+      { label: "Save", primary: true, id: "confirm-save-filter", className: "approve", value: () => name.value.trim() },
+    ]);
+    if (!chosen) return;
+    localStorage.setItem("savedFilters", JSON.stringify({ ...savedFilters(), [chosen]: currentFilter() }));
+    renderSaved();
+    saved.value = chosen;
+    toast(`Filters saved as "${chosen}"`);
+  }
+
+  async function exportRuns(format) {
+    try {
+      const written = await call("export_executions", { query: { status, text: text || null }, filter: currentFilter(), format });
+      toast(`Exported ${written.runs} runs (${written.calls} calls) to ${written.path}`);
+      filterError.hidden = true;
+    } catch (error) {
+      filterError.textContent = explain(error);
+      filterError.hidden = false;
+    }
+  }
+
+  async function showInsights() {
+    let figures;
+    try {
+      figures = await call("insights", { since: inputs.since.value.trim() || null });
+    } catch (error) {
+      filterError.textContent = explain(error);
+      filterError.hidden = false;
+      return;
+    }
+    const time = (ms) => ms == null ? "—" : ms < 1000 ? `${ms} ms` : duration(ms);
+    const body = h("div#insights",
+      h("div.section-body",
+        h("div#insights-counts", `${figures.allowed} allowed · ${figures.asked} asked · ${figures.denied} denied · ${figures.expired} expired`),
+        h("div#insights-rate", `${figures.approved} approved · ${figures.rejected} rejected · approval rate ${figures.approvalRate == null ? "—" : Math.round(figures.approvalRate * 100) + "%"}`),
+        h("div#insights-time", `time to decide: median ${time(figures.decideMedianMs)} · 90th percentile ${time(figures.decideP90Ms)}`)),
+      figures.shapes.length ? h("div.section-head", "Approved most often") : null,
+      figures.shapes.map((shape) => h("div.entry.shape",
+        h("span.mono", `${shape.call} ${Object.keys(shape.when).length ? JSON.stringify(shape.when) : "(any arguments)"}`),
+        h("span.dim", ` ${shape.approved} approved, ${shape.rejected} rejected `),
+        h("button.btn.small.make-rule", { onclick: () => makeRule(shape.rule) }, "Make a rule…"))));
+    await dialog(inputs.since.value.trim() ? `Insights since ${inputs.since.value.trim()}` : "Insights", body, [{ label: "Close", primary: true, value: () => null }]);
+  }
+
+  /** The allow rule an approved shape suggests, shown whole before it is added. */
+  async function makeRule(rule) {
+    const area = h("textarea.text.json#suggested-rule", { spellcheck: false, value: JSON.stringify(rule, null, 2) });
+    const value = await dialog("Allow these calls without asking", h("div", h("div.dim", "Calls that match run without a person; edit before adding."), area), [
+      { label: "Cancel", value: () => null },
+      { label: "Add rule", primary: true, id: "confirm-make-rule", className: "approve", value: () => area.value },
+    ]);
+    if (!value) return;
+    try {
+      await call("add_rule", { rule: JSON.parse(value) });
+      toast(`Rule "${JSON.parse(value).id}" added`);
+    } catch (error) {
+      toast(explain(error));
+    }
+  }
 
   let searchTimer = null;
   search.addEventListener("input", () => {
@@ -56,7 +163,7 @@ export function executionsView(root, options = {}) {
     /** @type {ExecutionQuery} */
     const query = { status, text: text || null, before, limit: PAGE };
     /** @type {Promise<ExecutionPage>} */
-    const page = call("list_executions", { query });
+    const page = call("list_executions", { query, filter });
     return page;
   }
 
@@ -68,7 +175,17 @@ export function executionsView(root, options = {}) {
     let cursor = null;
     let more = true;
     while (fresh.length < want && more) {
-      const page = await fetchPage(cursor);
+      let page;
+      try {
+        page = await fetchPage(cursor);
+        filterError.hidden = true;
+      } catch (error) {
+        if (mine !== generation) return;
+        // A filter that does not parse says why, and the list stays as it was.
+        filterError.textContent = explain(error);
+        filterError.hidden = false;
+        return;
+      }
       if (mine !== generation) return;
       fresh = fresh.concat(page.executions);
       cursor = page.next || null;
@@ -119,7 +236,8 @@ export function executionsView(root, options = {}) {
         h("span.dim", { style: "font-size:12px" }, ago(row.createdAt)),
         h("span.dim", { style: "font-size:12px;text-align:right", title: "calls" }, String(row.calls)));
     });
-    if (rows.length === 0) slice.push(h("div.empty", text || status ? "No execution matches." : "No executions yet."));
+    const filtering = text || status || Object.values(filter).some(Boolean);
+    if (rows.length === 0) slice.push(h("div.empty", filtering ? "No execution matches." : "No executions yet."));
     clear(spacer, slice);
   }
 
@@ -194,8 +312,27 @@ export function executionsView(root, options = {}) {
       tabBar, body);
   }
 
+  /** How long a person took (pause → decision) and how long the call ran (start → outcome), in ms. */
+  function timings(entry) {
+    const decided = entry.decision && entry.askedAt != null && entry.decision.at >= entry.askedAt ? entry.decision.at - entry.askedAt : null;
+    const ran = entry.startedAt != null && entry.finishedAt != null ? entry.finishedAt - entry.startedAt : null;
+    return { decided, ran };
+  }
+
+  /** Two bars beside a call, to one scale for the whole run: the time a person took, then the call's own. */
+  function timingBars(entry, longest) {
+    const { decided, ran } = timings(entry);
+    if (decided == null && ran == null) return null;
+    const width = (ms) => `${Math.max(2, Math.round((ms / longest) * 120))}px`;
+    return h("span.timing", { title: [decided != null ? `a person took ${duration(decided)}` : null, ran != null ? `ran ${duration(ran)}` : null].filter(Boolean).join("; ") },
+      decided != null ? h("span.bar.decide", { style: `width:${width(decided)}` }) : null,
+      ran != null ? h("span.bar.run", { style: `width:${width(ran)}` }) : null,
+      h("span.dim.timing-text", [decided != null ? `decided in ${duration(decided)}` : null, ran != null ? `ran ${duration(ran)}` : null].filter(Boolean).join(" · ")));
+  }
+
   function timeline(e) {
     if (!e.log.length) return h("div.dim", "No connector calls.");
+    const longest = Math.max(1, ...e.log.map((entry) => { const t = timings(entry); return Math.max(t.decided || 0, t.ran || 0); }));
     return h("div.section", h("div.section-body.flush.timeline#timeline", e.log.map((entry) => {
       const step = entry.connector === "__step";
       const name = step ? entry.method : `${entry.connector}.${entry.method}`;
@@ -216,6 +353,7 @@ export function executionsView(root, options = {}) {
       const head = h("div.entry-head", { onclick: () => { bodyEl.hidden = !bodyEl.hidden; } }, stateDot(entry), h("span.seq", `#${entry.seq}`),
         h(`span.name${step ? ".italic" : ""}${entry.state === "reverted" ? ".struck" : ""}`, name),
         entry.requiresApproval ? h("span.tag", "approval") : null,
+        timingBars(entry, longest),
         h("span.right", right));
       if (entry.divergence) bodyEl.hidden = false;
       return h("div.entry", { dataset: { seq: entry.seq } }, head, bodyEl);

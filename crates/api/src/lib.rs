@@ -32,7 +32,7 @@ pub use deciding::{
 pub use devices::{LINK_VALID, PAIRING_VALID, PairedDevice, Pairing, SignedLink};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
-pub use export::{ExportFormat, Exported};
+pub use export::{ExportFormat, Exported, HistoryFilter};
 pub use following::FollowingApi;
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use managing::{MethodFlag, ServerDraft, TemplateField, TestReport, TestTarget};

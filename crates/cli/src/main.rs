@@ -4,7 +4,7 @@
 mod render;
 
 use clap::{Parser, Subcommand};
-use codemode::{Actor, CallRef, ExecutionQuery, ExecutionStatus, Outcome, SaveSnippet};
+use codemode::{Actor, CallRef, ExecutionQuery, Outcome, SaveSnippet};
 use codemode_api::{Api, ApiError};
 use codemode_cli::{mcp_server, phone_server};
 use connectors::config::parse_age_text;
@@ -781,35 +781,16 @@ struct HistoryFilter {
 
 impl HistoryFilter {
     fn query(&self, now: i64) -> Result<ExecutionQuery, ApiError> {
-        let moment = |flag: &str, text: &Option<String>| {
-            text.as_deref()
-                .map(|t| {
-                    codemode::parse_moment(t, now).ok_or_else(|| {
-                        ApiError::invalid_args(format!(
-                            "--{flag} {t:?} is neither a moment (2026-12-01T09:00:00Z, 2026-12-01) nor a time back from now (7d, 12h)"
-                        ))
-                    })
-                })
-                .transpose()
-        };
-        Ok(ExecutionQuery {
-            status: self.status.as_deref().map(parse_status).transpose()?,
-            since: moment("since", &self.since)?,
-            until: moment("until", &self.until)?,
+        codemode_api::HistoryFilter {
+            since: self.since.clone(),
+            until: self.until.clone(),
+            status: self.status.clone(),
             call: self.call.clone(),
             decided_by: self.decided_by.clone(),
             source: self.source.clone(),
-            ..ExecutionQuery::default()
-        })
+        }
+        .query(now)
     }
-}
-
-fn parse_status(text: &str) -> Result<ExecutionStatus, ApiError> {
-    ExecutionStatus::parse(text).ok_or_else(|| {
-        ApiError::invalid_args(format!(
-            "unknown status \"{text}\" (running, paused, completed, error, rejected, rolled_back)"
-        ))
-    })
 }
 
 /// Several decisions: a JSON array in the given order (a refused one as `{executionId, error, code}`), one
