@@ -924,6 +924,17 @@ async fn a_draft_server_is_tested_without_being_saved() {
 /// Time as a test sets it, so a deadline passes without sleeping.
 struct SetClock(std::sync::atomic::AtomicI64);
 
+/// The API on `dir` with a clock that stands at `start` until the test moves it.
+async fn open_at(dir: &Path, start: i64) -> (Api, std::sync::Arc<SetClock>) {
+    let clock = std::sync::Arc::new(SetClock(start.into()));
+    let options = HomeOptions {
+        worker: Some(worker()),
+        clock: Some(clock.clone()),
+        ..HomeOptions::default()
+    };
+    (Api::open(dir, options).await.expect("opens"), clock)
+}
+
 impl codemode::Clock for SetClock {
     fn now_ms(&self) -> i64 {
         self.0.load(std::sync::atomic::Ordering::SeqCst)
@@ -948,13 +959,7 @@ async fn a_call_nobody_decides_within_decide_within_expires_with_an_outcome_that
     )
     .unwrap();
     let start = 1_800_000_000_000;
-    let clock = std::sync::Arc::new(SetClock(start.into()));
-    let options = HomeOptions {
-        worker: Some(worker()),
-        clock: Some(clock.clone()),
-        ..HomeOptions::default()
-    };
-    let api = Api::open(&dir, options).await.expect("opens");
+    let (api, clock) = open_at(&dir, start).await;
     let set = |ms: i64| {
         clock
             .0
@@ -1179,13 +1184,7 @@ async fn a_call_a_rule_gives_a_quorum_waits_for_a_second_person() {
 async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
     let dir = fresh_dir("export");
     let start = 1_800_000_000_000;
-    let clock = std::sync::Arc::new(SetClock(start.into()));
-    let options = HomeOptions {
-        worker: Some(worker()),
-        clock: Some(clock.clone()),
-        ..HomeOptions::default()
-    };
-    let api = Api::open(&dir, options).await.expect("opens");
+    let (api, clock) = open_at(&dir, start).await;
     let at = |s: i64| {
         clock
             .0
