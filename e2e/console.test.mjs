@@ -465,6 +465,28 @@ await test("three waiting calls approved together, with one report", async () =>
   for (const n of [1, 2, 3]) assert(readFileSync(join(HOME, "workspace", "batch", `${n}.txt`), "utf8") === `batch ${n}`, `batch ${n} written`);
 });
 
+await test("four eyes: a quorum rule counts the first approval, says 1 of 2, refuses the same person again, and a reject ends it", async () => {
+  cli("rules", "add", JSON.stringify({ id: "four-eyes-e2e", effect: "ask", call: "files.write_file", when: { path: { glob: "four-eyes/**" } }, quorum: 2 }));
+  try {
+    const id = cli("run", writeProgram("four-eyes.js", 'async () => files.write_file({ path: "four-eyes/a.txt", content: "x" })')).executionId;
+    await nav("approvals");
+    await waitText("#approvals-list", (t) => t.includes("four-eyes/a.txt"), "the card");
+    await browser.execute((run) => { const card = document.querySelector(`#approvals-list .card[data-id="${run}"]`); if (card) card.click(); }, id);
+    await waitText("#quorum", (t) => t.includes("0 of 2 approvals"), "the card says two people must approve");
+    await clickInPage("#approve");
+    await waitText("#quorum", (t) => /1 of 2 — approved by \S+ via console/.test(t), "the first approval is counted, by whom");
+    assert(!existsSync(join(HOME, "workspace", "four-eyes", "a.txt")), "nothing ran after one approval");
+    await shot("four-eyes-card");
+    await clickInPage("#approve");
+    await waitText("#decision-error", (t) => t.includes("already approved the call") && t.includes("2 different people"), "the same person again is refused");
+    await clickInPage("#reject");
+    await browser.waitUntil(() => cli("show", id).status === "rejected", { timeout: 15000, timeoutMsg: "a reject by anyone ends it" });
+    assert(!existsSync(join(HOME, "workspace", "four-eyes", "a.txt")), "nothing ran");
+  } finally {
+    cli("rules", "remove", "four-eyes-e2e");
+  }
+});
+
 await test("a reason typed in the console is what the agent's codemode_wait returns", async () => {
   const agent = await mcpAgent();
   try {

@@ -438,7 +438,10 @@ export function approvalsView(root, options = {}) {
         // Bound to the call shown: if the run moved on meanwhile the answer is `stale` and nothing runs.
         /** @type {Outcome} */
         const outcome = await call("approve", { id: executionId, seq, digest, args: edited ?? null });
+        const counted = outcome.status === "paused" && outcome.pending.find((p) => p.executionId === executionId && p.seq === seq && p.quorum);
         if (outcome.status === "error") message = outcome.error;
+        // Four eyes: the approval is counted and the same call waits for another person (docs/design.md).
+        else if (counted) toast(`Approval counted: ${counted.approvals.length} of ${counted.quorum} — ${connector}.${method} waits for another person`);
         else if (outcome.status === "paused") toast(`Approved ${connector}.${method} — the run paused again at ${outcome.pending.map((p) => `${p.connector}.${p.method}`).join(", ")}`);
         else toast(`Approved ${connector}.${method} — the run completed`);
       } else {

@@ -847,6 +847,47 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
         .clone()
         .unwrap();
     assert_eq!(decision.person.as_deref(), Some("carol"));
+
+    // A decision handed to the agent's host is Carol's for the call it was handed for only: copied onto
+    // another call it is the agent's own, and refused (the handing is written by hand here, as Carol, so
+    // that no host resumes the run meanwhile).
+    let paused = agent
+        .execute("async () => alpha.act({ n: 2 })")
+        .await
+        .unwrap();
+    let id = paused.execution_id().to_owned();
+    let carol_url = as_role(&url, "carol");
+    let hand = |seq: u64| {
+        psql_output(
+            &carol_url,
+            &format!(
+                "UPDATE cm_executions SET handed = '{{\"kind\":\"approved\",\"by\":\"console\",\"at\":1}}',
+                   handed_seq = {seq} WHERE id = '{id}'"
+            ),
+            false,
+        )
+    };
+    let copy = format!(
+        "UPDATE cm_log SET decision = '{{\"kind\":\"approved\",\"by\":\"console\",\"at\":1}}'
+         WHERE execution_id = '{id}' AND seq = 0"
+    );
+    hand(5);
+    let refused = psql_refusal(&robot_url, &copy).expect("refused");
+    assert!(refused.contains("robot may not decide calls"), "{refused}");
+    hand(0);
+    assert_eq!(
+        psql_refusal(&robot_url, &copy),
+        None,
+        "copied onto the call it was handed for"
+    );
+    let person = psql_output(
+        &url,
+        &format!(
+            "SELECT decision::jsonb ->> 'person' FROM cm_log WHERE execution_id = '{id}' AND seq = 0"
+        ),
+        false,
+    );
+    assert_eq!(person.trim(), "carol");
 }
 
 /// Four eyes by the database (docs/design.md, "Four eyes"): a rule's `quorum: 2` runs the call once two

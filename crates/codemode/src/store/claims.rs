@@ -140,7 +140,7 @@ impl Store {
                 // Cleared only now: the decision's trigger on PostgreSQL takes the person from the handed
                 // decision, which the approver's own connection wrote (migration 15).
                 tx.execute(
-                    "UPDATE cm_executions SET handed = NULL WHERE id = ?1 AND runtime = ?2",
+                    "UPDATE cm_executions SET handed = NULL, handed_seq = NULL WHERE id = ?1 AND runtime = ?2",
                     args![id, self.runtime],
                 )?;
             }

@@ -252,7 +252,8 @@ impl Store {
                 Counted::Short(tally) => return Ok(HandOff::Short(tally)),
             };
             let handed = tx.execute(
-                "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3
+                "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3,
+                   handed_seq = (SELECT min(l.seq) FROM cm_log l WHERE l.execution_id = ?1 AND l.state = 'pending')
                  WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
                 args![id, text, decision.at, self.runtime],
             )?;
@@ -306,7 +307,7 @@ impl Store {
     pub fn withdraw_handed(&self, id: &str, reason: &str) -> Result<(), StoreError> {
         self.write(|tx| {
             tx.execute(
-                "UPDATE cm_executions SET handed = NULL, handed_refused = ?3
+                "UPDATE cm_executions SET handed = NULL, handed_seq = NULL, handed_refused = ?3
                  WHERE id = ?1 AND runtime = ?2 AND status = 'paused'",
                 args![id, self.runtime, reason],
             )?;

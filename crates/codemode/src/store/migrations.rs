@@ -185,9 +185,12 @@ const MIGRATIONS: &[&str] = &[
      );",
     // 16: timings (docs/history.md, "Timings"): when a call was asked about, began to run, and had its
     // outcome recorded.
+    // And which call a decision handed to a run's host was given for, so the host copies it onto that call
+    // only (docs/shared-store.md, "People and permissions").
     "ALTER TABLE cm_log ADD COLUMN asked_at INTEGER;
      ALTER TABLE cm_log ADD COLUMN started_at INTEGER;
-     ALTER TABLE cm_log ADD COLUMN finished_at INTEGER;",
+     ALTER TABLE cm_log ADD COLUMN finished_at INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN handed_seq INTEGER;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -426,9 +429,31 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
     ),
     (
         16,
-        "ALTER TABLE cm_log ADD COLUMN asked_at BIGINT;
+        r#"ALTER TABLE cm_log ADD COLUMN asked_at BIGINT;
          ALTER TABLE cm_log ADD COLUMN started_at BIGINT;
-         ALTER TABLE cm_log ADD COLUMN finished_at BIGINT;",
+         ALTER TABLE cm_log ADD COLUMN finished_at BIGINT;
+         ALTER TABLE cm_executions ADD COLUMN handed_seq BIGINT;
+         -- A handed decision is the approver's for the call it was handed for only: written onto another
+         -- call, it is the writer's own decision, checked as such.
+         CREATE OR REPLACE FUNCTION cm_stamp_decision() RETURNS trigger
+           LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $fn$
+           DECLARE
+             handed TEXT;
+             handed_seq BIGINT;
+           BEGIN
+             IF NEW.decision IS NOT NULL THEN
+               SELECT e.handed, e.handed_seq INTO handed, handed_seq
+                 FROM cm_executions e WHERE e.id = NEW.execution_id;
+               IF handed IS NULL OR handed_seq IS DISTINCT FROM NEW.seq THEN
+                 PERFORM cm_may_decide(NEW.decision);
+                 handed := NULL;
+               END IF;
+               NEW.decision := cm_person_decision(NEW.decision,
+                 coalesce(handed::jsonb ->> 'person', session_user::text));
+             END IF;
+             RETURN NEW;
+           END
+         $fn$;"#,
     ),
 ];
 
