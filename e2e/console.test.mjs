@@ -269,76 +269,6 @@ await test("reject with a reason ends the run as rejected, and Executions says w
   await shot("executions-rejected");
 });
 
-await test("history: filters select runs, a filter is saved by name, CSV exports, insights offer a rule, the timeline shows times", async () => {
-  // Runs of the scenarios before: a write approved in the console, one rejected with a reason.
-  await playground(WRITE("history.txt", "h"));
-  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
-  await nav("approvals");
-  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
-  const approved = cli("pending").find((p) => p.method === "write_file").executionId;
-  await clickInPage("#approve");
-  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "approved");
-  // And one rejected from the command line.
-  const paused = cli("run", writeProgram("history-reject.js", 'async () => files.write_file({ path: "no.txt", content: "no" })'));
-  cli("reject", paused.executionId, "0");
-  await nav("executions");
-  await click('#status-chips [data-status="all"]');
-  // Earlier scenarios left runs too: the list is judged by which of these two it holds.
-  const listed = async (want, message) => {
-    let ids = [];
-    await browser.waitUntil(async () => {
-      ids = await browser.execute(() => [...document.querySelectorAll("#executions-list .row")].map((row) => row.dataset.id));
-      return want(ids);
-    }, { timeout: 15000, timeoutMsg: `${message} (listed: ${ids.join(" ")})` });
-  };
-  const rejected = paused.executionId;
-  await setField("#filter-call", "files.write_*");
-  await listed((ids) => ids.includes(approved) && ids.includes(rejected), "the writes, both kinds");
-  await setField("#filter-decidedBy", "cli");
-  await listed((ids) => ids.includes(rejected) && !ids.includes(approved), "the write decided from the command line");
-  await setField("#filter-decidedBy", "console");
-  await listed((ids) => ids.includes(approved) && !ids.includes(rejected), "the write decided in the console");
-  await setField("#filter-source", "nobody-at-all*");
-  await listed((ids) => ids.length === 0, "a source nobody has");
-  await waitText("#executions-list .empty", (t) => t.includes("No execution matches"), "says the filter matches nothing");
-  await setField("#filter-source", "");
-  await setField("#filter-since", "last tuesday");
-  await waitText("#filter-error", (t) => t.includes("is neither a moment"), "a moment that does not parse says why");
-  await setField("#filter-since", "1d");
-  await listed((ids) => ids.includes(approved), "the list is back");
-  await clickInPage("#save-filter");
-  await setField("#filter-name", "console writes");
-  await clickInPage("#confirm-save-filter");
-  await browser.waitUntil(() => browser.execute(() => [...document.querySelector("#saved-filters").options].some((o) => o.value === "console writes")),
-    { timeout: 15000, timeoutMsg: "the saved filter is listed" });
-  // Chosen again after the fields changed, it brings them back.
-  await setField("#filter-call", "");
-  await setField("#saved-filters", "console writes", "change");
-  await browser.waitUntil(() => browser.execute(() => document.querySelector("#filter-call").value === "files.write_*"),
-    { timeout: 15000, timeoutMsg: "the saved filter restores its fields" });
-  await clickInPage("#export-csv");
-  const toastText = await waitText("#toasts", (t) => t.includes("Exported"), "the export says where it went");
-  const path = toastText.match(/ to (\S+\.csv)/)[1];
-  const csv = readFileSync(path, "utf8").split("\r\n").filter(Boolean);
-  assert(csv[0].startsWith("execution_id,run_status,run_source"), `the header: ${csv[0]}`);
-  // One row a call: the writes, and the other calls of the same runs.
-  assert(csv.some((row) => row.includes(",files,write_file,applied,true,approved,console,")), `the approved write: ${csv.join("\n")}`);
-  assert(!csv.some((row) => row.startsWith(paused.executionId)), `not the one rejected from the command line: ${csv.join("\n")}`);
-  await clickInPage("#open-insights");
-  await waitText("#insights-rate", (t) => t.includes("approval rate"), "insights");
-  await waitText("#insights", (t) => t.includes("files.write_file"), "the shape approved most often");
-  await shot("insights");
-  await clickInPage("#insights .make-rule");
-  await waitText("#suggested-rule", () => true, "the suggested rule");
-  const rule = await browser.execute(() => document.querySelector("#suggested-rule").value);
-  assert(JSON.parse(rule).effect === "allow", rule);
-  await browser.keys("Escape");
-  await browser.keys("Escape");
-  await click(`#executions-list .row[data-id="${approved}"]`);
-  await waitText("#timeline", (t) => /decided in [\d.]+ (ms|s)/.test(t) && t.includes("ran "), "the timeline shows the time a person took and the call's");
-  await shot("executions-history");
-});
-
 await test("roll back of a files write restores the file", async () => {
   const path = join(HOME, "workspace", "notes", "plan.md");
   await nav("executions");
@@ -616,6 +546,78 @@ await test("save as snippet → listed in Snippets", async () => {
   const detail = await text("#snippet-detail");
   assert(detail.includes("files.list_dir"), detail);
   await shot("snippets");
+});
+
+await test("history: filters select runs, a filter is saved by name, CSV exports, insights offer a rule, the timeline shows times", async () => {
+  // Runs of the scenarios before: a write approved in the console, one rejected with a reason.
+  await playground(WRITE("history.txt", "h"));
+  await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
+  await nav("approvals");
+  await waitText("#pending-title", (t) => t.includes("files.write_file"), "the card");
+  const approved = cli("pending").find((p) => p.method === "write_file").executionId;
+  await clickInPage("#approve");
+  await waitText("#approvals-empty", (t) => t.includes("Nothing is waiting"), "approved");
+  // And one rejected from the command line.
+  const paused = cli("run", writeProgram("history-reject.js", 'async () => files.write_file({ path: "no.txt", content: "no" })'));
+  cli("reject", paused.executionId, "0");
+  await nav("executions");
+  await click('#status-chips [data-status="all"]');
+  // Earlier scenarios left runs too: the list is judged by which of these two it holds.
+  const listed = async (want, message) => {
+    let ids = [];
+    await browser.waitUntil(async () => {
+      ids = await browser.execute(() => [...document.querySelectorAll("#executions-list .row")].map((row) => row.dataset.id));
+      return want(ids);
+    }, { timeout: 15000, timeoutMsg: `${message} (listed: ${ids.join(" ")})` });
+  };
+  const rejected = paused.executionId;
+  await setField("#filter-call", "files.write_*");
+  await listed((ids) => ids.includes(approved) && ids.includes(rejected), "the writes, both kinds");
+  await setField("#filter-decidedBy", "cli");
+  await listed((ids) => ids.includes(rejected) && !ids.includes(approved), "the write decided from the command line");
+  await setField("#filter-decidedBy", "console");
+  await listed((ids) => ids.includes(approved) && !ids.includes(rejected), "the write decided in the console");
+  await setField("#filter-source", "nobody-at-all*");
+  await listed((ids) => ids.length === 0, "a source nobody has");
+  await waitText("#executions-list .empty", (t) => t.includes("No execution matches"), "says the filter matches nothing");
+  await setField("#filter-source", "");
+  await setField("#filter-since", "last tuesday");
+  await waitText("#filter-error", (t) => t.includes("is neither a moment"), "a moment that does not parse says why");
+  await setField("#filter-since", "1d");
+  await listed((ids) => ids.includes(approved), "the list is back");
+  await clickInPage("#save-filter");
+  await setField("#filter-name", "console writes");
+  await clickInPage("#confirm-save-filter");
+  await browser.waitUntil(() => browser.execute(() => [...document.querySelector("#saved-filters").options].some((o) => o.value === "console writes")),
+    { timeout: 15000, timeoutMsg: "the saved filter is listed" });
+  // Chosen again after the fields changed, it brings them back.
+  await setField("#filter-call", "");
+  await setField("#saved-filters", "console writes", "change");
+  await browser.waitUntil(() => browser.execute(() => document.querySelector("#filter-call").value === "files.write_*"),
+    { timeout: 15000, timeoutMsg: "the saved filter restores its fields" });
+  await clickInPage("#export-csv");
+  const toastText = await waitText("#toasts", (t) => t.includes("Exported"), "the export says where it went");
+  const path = toastText.match(/ to (\S+\.csv)/)[1];
+  const csv = readFileSync(path, "utf8").split("\r\n").filter(Boolean);
+  assert(csv[0].startsWith("execution_id,run_status,run_source"), `the header: ${csv[0]}`);
+  // One row a call: the writes, and the other calls of the same runs.
+  assert(csv.some((row) => row.includes(",files,write_file,applied,true,approved,console,")), `the approved write: ${csv.join("\n")}`);
+  assert(!csv.some((row) => row.startsWith(paused.executionId)), `not the one rejected from the command line: ${csv.join("\n")}`);
+  await clickInPage("#open-insights");
+  await waitText("#insights-rate", (t) => t.includes("approval rate"), "insights");
+  await waitText("#insights", (t) => t.includes("files.write_file"), "the shape approved most often");
+  await shot("insights");
+  await clickInPage("#insights .make-rule");
+  await waitText("#suggested-rule", () => true, "the suggested rule");
+  const rule = await browser.execute(() => document.querySelector("#suggested-rule").value);
+  assert(JSON.parse(rule).effect === "allow", rule);
+  await browser.keys("Escape");
+  await browser.keys("Escape");
+  await click(`#executions-list .row[data-id="${approved}"]`);
+  await waitText("#timeline", (t) => /decided in [\d.]+ (ms|s)/.test(t) && t.includes("ran "), "the timeline shows the time a person took and the call's");
+  await shot("executions-history");
+  // Later scenarios read the whole list.
+  for (const field of ["since", "until", "call", "decidedBy", "source"]) await setField(`#filter-${field}`, "");
 });
 
 await test("connectors and settings views", async () => {
