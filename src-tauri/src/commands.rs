@@ -186,13 +186,7 @@ pub async fn insights(
     console: State<'_, Console>,
     since: Option<String>,
 ) -> CommandResult<codemode::Insights> {
-    let api = console.api().await?;
-    let query = HistoryFilter {
-        since,
-        ..HistoryFilter::default()
-    }
-    .query(api.now_ms())?;
-    api.insights(query.since)
+    console.api().await?.insights_since(since)
 }
 
 #[tauri::command]

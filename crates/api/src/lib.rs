@@ -13,6 +13,7 @@ pub mod display;
 mod error;
 mod export;
 mod following;
+mod history;
 mod listing;
 mod managing;
 mod notifying;
@@ -32,8 +33,9 @@ pub use deciding::{
 pub use devices::{LINK_VALID, PAIRING_VALID, PairedDevice, Pairing, SignedLink};
 pub use display::ArgumentRow;
 pub use error::{ApiError, ErrorCode};
-pub use export::{ExportFormat, Exported, HistoryFilter};
+pub use export::{ExportFormat, Exported};
 pub use following::FollowingApi;
+pub use history::HistoryFilter;
 pub use listing::{ConnectorInfo, ConnectorStatus, MethodInfo, endpoint};
 pub use managing::{MethodFlag, ServerDraft, TemplateField, TestReport, TestTarget};
 pub use notifying::{

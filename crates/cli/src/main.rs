@@ -524,16 +524,7 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
             Report::new(&executions, render::executions(&executions), true)
         }
         Command::Insights { since } => {
-            let query = HistoryFilter {
-                since,
-                until: None,
-                status: None,
-                call: None,
-                decided_by: None,
-                source: None,
-            }
-            .query(api.now_ms())?;
-            let insights = api.insights(query.since)?;
+            let insights = api.insights_since(since)?;
             Report::new(&insights, render::insights(&insights), true)
         }
         Command::Export { format, filter } => {
