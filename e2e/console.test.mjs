@@ -620,6 +620,28 @@ await test("history: filters select runs, a filter is saved by name, CSV exports
   for (const field of ["since", "until", "call", "decidedBy", "source"]) await setField(`#filter-${field}`, "");
 });
 
+await test("rerun from here: a new run served the old calls before the step, linked both ways", async () => {
+  const old = cli("run", writeProgram("rerun.js", 'async () => { await files.list_dir({ path: "." }); return files.write_file({ path: "rerun.txt", content: "r" }); }'));
+  cli("approve", old.executionId);
+  await nav("executions");
+  await click(`#executions-list .row[data-id="${old.executionId}"]`);
+  await waitText("#timeline", (t) => t.includes("files.write_file"), "the old run's timeline");
+  await click('#timeline .entry[data-seq="1"] .entry-head');
+  await clickInPage('#timeline .entry[data-seq="1"] .rerun-from');
+  await waitText(".modal", (t) => t.includes("Rerun from #1?") && t.includes("none of them runs again"), "the rerun dialog says what it does");
+  await clickInPage("#confirm-rerun");
+  await waitText("#toasts", (t) => t.includes("Rerun paused"), "the rerun waits for the write's approval");
+  const rerun = cli("pending").find((p) => p.method === "write_file" && p.executionId !== old.executionId).executionId;
+  await waitText("#forked-from", (t) => t.includes("Rerun of") && t.includes("from #1"), "the rerun names where it came from");
+  await waitText('#timeline .entry[data-seq="0"]', (t) => t.includes("served"), "the list_dir was served, not run");
+  await shot("rerun");
+  cli("approve", rerun);
+  await click("#forked-from .link");
+  await waitText("#reruns", (t) => t.includes("Rerun as"), "the old run lists its rerun");
+  const shown = cli("show", old.executionId);
+  assert(JSON.stringify(shown.reruns) === JSON.stringify([rerun]), `the old run's reruns: ${JSON.stringify(shown.reruns)}`);
+});
+
 await test("connectors and settings views", async () => {
   await nav("connectors");
   await waitText("#connectors-page", (t) => t.includes("write_file") && t.includes("files"), "the files connector and its methods");

@@ -8,7 +8,7 @@ use codemode::{
 };
 use codemode_api::{
     AllowPreview, AllowReport, ApiError, ApprovalCard, ConnectorInfo, DecisionResult, ExportFormat,
-    HistoryFilter, MethodFlag, PreviewView, QueuedCall, RuntimeForm, ServerDraft, ShownCall,
+    HistoryFilter, MethodFlag, PreviewView, QueuedCall, Rerun, RuntimeForm, ServerDraft, ShownCall,
     TemplateField, TestReport, TestTarget,
 };
 use connectors::config::{self, RuntimeSettings};
@@ -401,6 +401,16 @@ pub async fn delete_execution(console: State<'_, Console>, id: String) -> Comman
 #[tauri::command]
 pub async fn run_program(console: State<'_, Console>, code: String) -> CommandResult<Outcome> {
     console.api().await?.run(&code, "Playground").await
+}
+
+/// "Rerun from here" on a timeline entry: the same API call as `codemode rerun ID --from SEQ`.
+#[tauri::command]
+pub async fn rerun_execution(
+    console: State<'_, Console>,
+    id: String,
+    from: Option<u64>,
+) -> CommandResult<Rerun> {
+    console.api().await?.rerun(&id, from, None).await
 }
 
 #[tauri::command]

@@ -95,6 +95,7 @@ fn main() {
             commands::execution,
             commands::list_executions,
             commands::export_executions,
+            commands::rerun_execution,
             commands::insights,
             commands::approve,
             commands::reject,

@@ -281,6 +281,7 @@ export function executionsView(root, options = {}) {
       e.host && !e.host.alive && !e.host.here ? h("button.btn#adopt", { onclick: () => adopt(e), title: "Decide and resume it on this host, with its connectors" }, "Adopt") : null,
       e.status === "completed" ? h("button.btn#save-snippet", { onclick: () => saveSnippet(e) }, "Save as snippet") : null,
       e.status === "paused" ? h("button.btn", { onclick: () => app.open("approvals", { id: e.id }) }, "Open in Approvals") : null,
+      e.status !== "running" ? h("button.btn#rerun", { onclick: () => rerun(e, 0), title: "A new run of this program, linked to this one, under today's rules" }, "Rerun") : null,
       h("button.btn#delete", { onclick: () => remove(e) }, "Delete"));
     const tabs = ["timeline", "program", "result", "logs"];
     const body = h("div");
@@ -307,6 +308,7 @@ export function executionsView(root, options = {}) {
         actions),
       e.interrupted ? h("div.note", "This run's process died mid-pass. Its unfinished call may already have been applied; Recover runs the program again (an approved call waits for you again).") : null,
       hostNote(e),
+      lineage(e),
       report ? rollbackReport(report) : null,
       e.error && tab !== "result" ? h("div.inline-error#execution-error", e.error) : null,
       tabBar, body);
@@ -349,10 +351,14 @@ export function executionsView(root, options = {}) {
         edited ? h("div.edited-args", h("h4", "Arguments that ran (edited)"), decision.args === undefined ? h("span.dim", "none") : jsonTree(decision.args, 1)) : null,
         h("div", h("h4", "Result"), entry.result === undefined ? h("span.dim", entry.ephemeral ? "not recorded (re-executed on replay)" : "none") : jsonTree(entry.result, 1)),
         entry.interrupted ? h("div.note", { style: "grid-column:1/-1" }, "May already have been applied.") : null,
-        entry.divergence ? divergence(entry) : null);
+        entry.inherited ? h("div.note.inherited", { style: "grid-column:1/-1" }, "Served from the record of the run this one reruns: it did not run again here.") : null,
+        entry.divergence ? divergence(entry) : null,
+        e.status !== "running" ? h("div.entry-actions", { style: "grid-column:1/-1" },
+          h("button.btn.small.rerun-from", { dataset: { seq: entry.seq }, onclick: () => rerun(e, entry.seq), title: `A new run served this run's outcomes for the calls before #${entry.seq}, running from #${entry.seq} under today's rules` }, "Rerun from here")) : null);
       const head = h("div.entry-head", { onclick: () => { bodyEl.hidden = !bodyEl.hidden; } }, stateDot(entry), h("span.seq", `#${entry.seq}`),
         h(`span.name${step ? ".italic" : ""}${entry.state === "reverted" ? ".struck" : ""}`, name),
         entry.requiresApproval ? h("span.tag", "approval") : null,
+        entry.inherited ? h("span.tag.served", { title: "Served from the run this one reruns" }, "served") : null,
         timingBars(entry, longest),
         h("span.right", right));
       if (entry.divergence) bodyEl.hidden = false;
@@ -377,6 +383,35 @@ export function executionsView(root, options = {}) {
     const side = (title, value) => h("div", h("h4", title), ["connector", "method", "args"].map((key) =>
       h(`div${differs(key) ? ".changed" : ""}`, h("span.dim", `${key}: `), key === "args" ? jsonTree(value[key], 3) : h("span.mono", String(value[key] ?? "")))));
     return h("div.diverge", side("Recorded", recorded), side("Attempted on replay", attempted));
+  }
+
+  /** Where a rerun came from (and where its program left the old run's calls), and the reruns of this run:
+   * each id opens that run. */
+  function lineage(e) {
+    const open = (id) => h("span.mono.link", { title: "Open this run", onclick: () => select(id) }, shortId(id));
+    const from = e.forkedFrom;
+    return from || (e.reruns || []).length ? h("div.note#lineage",
+      from ? h("div#forked-from", "Rerun of ", open(from.executionId), ` from #${from.seq}: the calls before it were served from that run's record.`) : null,
+      from && from.diverged ? h("div#diverged", `The program diverged from that run at #${from.diverged.seq} (${from.diverged.detail}); it ran fresh from there.`) : null,
+      (e.reruns || []).length ? h("div#reruns", "Rerun as ", e.reruns.flatMap((id, i) => i ? [", ", open(id)] : [open(id)])) : null) : null;
+  }
+
+  async function rerun(e, seq) {
+    const served = seq > 0 ? `The calls before #${seq} are served from this run's record: none of them runs again. ` : "";
+    const ok = await dialog(seq > 0 ? `Rerun from #${seq}?` : "Rerun this program?",
+      h("p", `${served}A new run, linked to this one, makes ${seq > 0 ? `#${seq} and what follows` : "every call"} under today's rules: calls that need approval wait for you.`),
+      [{ label: "Cancel", value: () => false }, { label: "Rerun", primary: true, id: "confirm-rerun", value: () => true }]);
+    if (!ok) return;
+    try {
+      const rerun = await call("rerun_execution", { id: e.id, from: seq });
+      const outcome = rerun.outcome;
+      const diverged = rerun.forkedFrom.diverged ? ` — diverged at #${rerun.forkedFrom.diverged.seq}` : "";
+      toast(`Rerun ${outcome.status === "error" ? `failed: ${outcome.error}` : outcome.status}${diverged}`);
+      selected = outcome.executionId;
+    } catch (error) {
+      toast(explain(error));
+    }
+    await refresh();
   }
 
   function rollbackReport(r) {

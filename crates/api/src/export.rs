@@ -38,7 +38,7 @@ pub struct Exported {
 const PAGE: usize = 200;
 
 /// The CSV columns, in order.
-const CSV_COLUMNS: [&str; 17] = [
+const CSV_COLUMNS: [&str; 18] = [
     "execution_id",
     "run_status",
     "run_source",
@@ -56,6 +56,7 @@ const CSV_COLUMNS: [&str; 17] = [
     "reason",
     "args",
     "error",
+    "served_from",
 ];
 
 impl Api {
@@ -118,15 +119,23 @@ fn write_csv_rows(out: &mut dyn Write, run: &ExecutionState) -> std::io::Result<
         row.resize(CSV_COLUMNS.len(), String::new());
         return write_csv_row(out, &row);
     }
+    let forked_from = run.forked_from.as_ref().map(|f| f.execution_id.as_str());
     for entry in &run.log {
         let mut row: Vec<String> = run_fields.to_vec();
         row.extend(call_fields(entry));
+        // A call served from the run this one reruns did not run here: the run whose record it came from.
+        row.push(
+            forked_from
+                .filter(|_| entry.inherited)
+                .unwrap_or_default()
+                .to_owned(),
+        );
         write_csv_row(out, &row)?;
     }
     Ok(())
 }
 
-/// The call's columns, from `seq` on.
+/// The call's columns, from `seq` to `error`.
 fn call_fields(entry: &ToolLogEntry) -> Vec<String> {
     let decision = entry.decision.as_ref();
     let kind = decision

@@ -19,6 +19,7 @@ mod managing;
 mod notifying;
 mod permissions;
 mod preview;
+mod reruns;
 mod settings;
 pub mod types;
 mod wait;
@@ -44,6 +45,7 @@ pub use notifying::{
 };
 pub use permissions::Grant;
 pub use preview::{DiffLine, Hunk, LinePart, LineTag, PendingPreview, PreviewView};
+pub use reruns::Rerun;
 pub use settings::RuntimeForm;
 pub use wait::{Running, WaitOutcome};
 pub use webhooks::{Announcement, WEBHOOK_ATTEMPTS};

@@ -1273,13 +1273,27 @@ async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
         [claude.clone(), rejected.clone()]
     );
 
+    // A rerun of the approved write from after it: the write is served from that run's record, and both
+    // runs name each other in the export.
+    at(240);
+    let rerun = api
+        .rerun(&approved, Some(1), None)
+        .await
+        .expect("reruns")
+        .outcome
+        .execution_id()
+        .to_owned();
+
     // The export of everything, newest first, in both formats, with ids and the user name made stable.
     let stable = |text: String| {
         // Only where the user's name stands as a person, so a short name cannot change other text.
         let mut text = text
             .replace(&format!("\"person\":\"{me}\""), "\"person\":\"<user>\"")
             .replace(&format!(",{me},"), ",<user>,");
-        for (n, id) in [&listed, &approved, &rejected, &claude].iter().enumerate() {
+        for (n, id) in [&listed, &approved, &rejected, &claude, &rerun]
+            .iter()
+            .enumerate()
+        {
             text = text.replace(id.as_str(), &format!("run-{}", n + 1));
         }
         text
@@ -1294,7 +1308,7 @@ async fn history_filters_select_runs_and_export_writes_them_as_jsonl_and_csv() {
             &mut jsonl,
         )
         .expect("exports");
-    assert_eq!((exported.runs, exported.calls), (4, 4));
+    assert_eq!((exported.runs, exported.calls), (5, 5));
     let jsonl = String::from_utf8(jsonl).unwrap();
     for line in jsonl.lines() {
         let run: serde_json::Value = serde_json::from_str(line).expect("a JSON line");

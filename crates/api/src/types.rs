@@ -40,6 +40,7 @@ pub fn export(dir: &Path) -> Result<(), ExportError> {
     crate::MethodFlag::export_all(&config)?;
     crate::TemplateField::export_all(&config)?;
     WaitOutcome::export_all(&config)?;
+    crate::Rerun::export_all(&config)?;
     ExecutionPage::export_all(&config)?;
     ExecutionQuery::export_all(&config)?;
     ExecutionState::export_all(&config)?;

@@ -41,6 +41,18 @@ enum Command {
         /// The program's file, or `-` for stdin.
         file: String,
     },
+    /// Rerun an execution as a new one linked to it: the calls before --from are served the old run's
+    /// recorded outcomes (nothing before it runs again) while the program makes the same calls; from there
+    /// on it runs under today's rules and approvals.
+    Rerun {
+        id: String,
+        /// The first call (its seq, as `show` numbers them) that runs anew; from the start without it.
+        #[arg(long, value_name = "SEQ")]
+        from: Option<u64>,
+        /// Run this program instead of the old one (@FILE, or the code itself).
+        #[arg(long, value_name = "@FILE")]
+        code: Option<String>,
+    },
     /// Approve the pending call of paused executions and resume them (several ids: each its own decision).
     /// `ID` decides the call waiting now; `ID:SEQ` (or `ID:SEQ:DIGEST`, from `pending --json`) only the call
     /// seen, and answers stale if the run now waits on another.
@@ -368,6 +380,19 @@ async fn command(api: &Api, command: Command) -> Result<Report, ApiError> {
                     .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?
             };
             outcome_report(api.run(&code, "cli").await?)
+        }
+        Command::Rerun { id, from, code } => {
+            let code = match code.as_deref().map(|c| (c, c.strip_prefix('@'))) {
+                None => None,
+                Some((_, Some(file))) => Some(
+                    std::fs::read_to_string(file)
+                        .map_err(|e| ApiError::invalid_args(format!("cannot read {file}: {e}")))?,
+                ),
+                Some((code, None)) => Some(code.to_owned()),
+            };
+            let rerun = api.rerun(&id, from, code.as_deref()).await?;
+            let ok = !matches!(rerun.outcome, Outcome::Error { .. });
+            Report::new(&rerun, render::rerun(&rerun), ok)
         }
         Command::Approve {
             ids,

@@ -338,6 +338,9 @@ fn host_column(host: &codemode::RunHost) -> String {
 /// What was decided about a call, as a person reads it: `rejected by ann via cli: not today`, `allowed by rule
 /// notes`.
 fn decision(entry: &ToolLogEntry) -> String {
+    if entry.inherited {
+        return "served from the old run".to_owned();
+    }
     let Some(decision) = &entry.decision else {
         return entry.decided_by.clone().unwrap_or_default();
     };
@@ -371,6 +374,23 @@ fn entry_row(entry: &ToolLogEntry) -> Vec<String> {
     ]
 }
 
+/// A rerun: where it came from, whether its program kept to the old run's calls, then its outcome.
+pub fn rerun(rerun: &codemode_api::Rerun) -> String {
+    let mut text = forked_line(&rerun.forked_from);
+    text.push('\n');
+    text.push_str(&outcome(&rerun.outcome));
+    text
+}
+
+/// `rerun of exec_… from call 2`, and the departure when the program left the old run's calls.
+fn forked_line(forked: &codemode::ForkedFrom) -> String {
+    let mut text = format!("rerun of {} from call {}", forked.execution_id, forked.seq);
+    if let Some(diverged) = &forked.diverged {
+        text.push_str(&format!("\n{}", diverged.sentence()));
+    }
+    text
+}
+
 pub fn execution(e: &ExecutionState) -> String {
     let mut text = format!(
         "{}\nstatus:   {}{}\ncreated:  {} UTC\nupdated:  {} UTC\n",
@@ -391,6 +411,14 @@ pub fn execution(e: &ExecutionState) -> String {
             "          approved by {}; waiting for its host to resume it\n",
             handed.by
         ));
+    }
+    if let Some(forked) = &e.forked_from {
+        for line in forked_line(forked).lines() {
+            text.push_str(&format!("rerun:    {line}\n"));
+        }
+    }
+    if !e.reruns.is_empty() {
+        text.push_str(&format!("reruns:   {}\n", e.reruns.join(", ")));
     }
     text.push_str(&format!("\n{}\n", e.code.trim_end()));
     if e.log.is_empty() {

@@ -1481,3 +1481,103 @@ fn history_filters_export_and_insights_from_the_command_line() {
         "{call}"
     );
 }
+
+/// `codemode rerun` through the binary against a real MCP server whose effects are lines in a file
+/// (docs/history.md, "Rerun from a step"): nothing before the step reaches the server again, the step runs
+/// once after its approval, an edited program that leaves the old calls says where, and `show` links both runs.
+#[test]
+fn rerun_from_a_step_reaches_the_server_only_from_that_step() {
+    let home = home("rerun");
+    let ledger = home.join("ledger.txt");
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ledger_server.py");
+    let config = json!({"connectors": {"ledger": {
+        "type": "mcp", "command": "python3", "args": [server, &ledger], "approval": ["record"]
+    }}});
+    std::fs::write(home.join("connectors.json"), format!("{config:#}")).unwrap();
+    let code = r#"async () => {
+  await ledger.note({ token: "a" });
+  await ledger.note({ token: "b" });
+  await ledger.record({ token: "c" });
+  return "done";
+}"#;
+    let file = program(&home, "three.js", code);
+    let (_, paused) = json(&home, &["run", &file]);
+    let old = paused["executionId"].as_str().unwrap().to_owned();
+    assert_eq!(json(&home, &["approve", &old]).0, 0);
+    let effects = || std::fs::read_to_string(&ledger).unwrap_or_default();
+    assert_eq!(effects(), "apply a\napply b\napply c\n");
+
+    let (code_rc, rerun) = json(&home, &["rerun", &old, "--from", "2"]);
+    assert_eq!(code_rc, 0, "{rerun}");
+    assert_eq!(rerun["outcome"]["status"], "paused", "{rerun}");
+    assert_eq!(rerun["forkedFrom"], json!({"executionId": old, "seq": 2}));
+    let new = rerun["outcome"]["executionId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        effects(),
+        "apply a\napply b\napply c\n",
+        "nothing before the step ran"
+    );
+    assert_eq!(json(&home, &["approve", &new]).0, 0);
+    assert_eq!(
+        effects(),
+        "apply a\napply b\napply c\napply c\n",
+        "the step ran once"
+    );
+
+    let shown = codemode(&home, &["show", &new]);
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("rerun:    rerun of {old} from call 2")),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("served from the old run"),
+        "{}",
+        shown.stdout
+    );
+    let shown_old = codemode(&home, &["show", &old]);
+    assert!(
+        shown_old.stdout.contains(&format!("reruns:   {new}")),
+        "{}",
+        shown_old.stdout
+    );
+
+    // An edited program that calls otherwise before the step runs fresh from there, and says so.
+    let edited = program(
+        &home,
+        "edited.js",
+        &code.replace("token: \"b\"", "token: \"x\""),
+    );
+    let ran = codemode(
+        &home,
+        &[
+            "rerun",
+            &old,
+            "--from",
+            "2",
+            "--code",
+            &format!("@{edited}"),
+        ],
+    );
+    assert_eq!(ran.code, 0, "{}", ran.stderr);
+    assert!(
+        ran.stdout.contains(
+            "The program diverged from the old run at call 1 (ledger.note was called with other arguments); it ran fresh from there."
+        ),
+        "{}",
+        ran.stdout
+    );
+    assert_eq!(effects(), "apply a\napply b\napply c\napply c\napply x\n");
+
+    let refused = codemode(&home, &["rerun", &old, "--from", "7"]);
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused
+            .stderr
+            .contains("a rerun can begin at 3 at the latest"),
+        "{}",
+        refused.stderr
+    );
+}

@@ -15,6 +15,7 @@ pub mod normalize;
 pub mod owner;
 pub mod protocol;
 pub mod refusal;
+pub mod rerun;
 pub mod rules;
 pub mod runtime;
 pub mod sandbox;
@@ -39,6 +40,7 @@ pub use model::{
     args_digest, quorum_line,
 };
 pub use refusal::{Operation, Refusal, RefusalKind};
+pub use rerun::{Departure, ForkedFrom};
 pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,

@@ -547,6 +547,10 @@ pub struct ToolLogEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub finished_at: Option<i64>,
+    /// Served from the record of the run this one reruns ([`ExecutionState::forked_from`]): it did not run
+    /// here, and rolling this run back leaves it alone (docs/history.md, "Rerun from a step").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inherited: bool,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -582,6 +586,12 @@ pub struct ExecutionState {
     /// Approved on another host: the decision waiting for this run's host to resume it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handed: Option<Decision>,
+    /// The run and call this run reruns from (docs/history.md, "Rerun from a step").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_from: Option<crate::rerun::ForkedFrom>,
+    /// The runs rerun from this one, oldest first (read with one run, empty in lists).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reruns: Vec<String>,
 }
 
 /// The host a run belongs to, on a shared store: the machine (and data directory) that began it, whose

@@ -14,6 +14,7 @@ pub enum Operation {
     Delete,
     Adopt,
     SaveSnippet,
+    Rerun,
     /// Reading, previewing or anything else that needs the run to exist and says no more.
     Read,
 }
@@ -29,6 +30,7 @@ impl Operation {
             Operation::Delete => "deleted",
             Operation::Adopt => "adopted",
             Operation::SaveSnippet => "saved",
+            Operation::Rerun => "rerun",
             Operation::Read => "read",
         }
     }
@@ -41,6 +43,7 @@ impl Operation {
             Operation::RollBack => " to roll back.",
             Operation::Adopt => " to adopt.",
             Operation::SaveSnippet => " to save from",
+            Operation::Rerun => " to rerun.",
             Operation::Reject | Operation::Delete | Operation::Read => "",
         }
     }

@@ -266,13 +266,15 @@ pub(crate) struct RevertFacts {
     /// A rollback already reverted it.
     pub reverted: bool,
     pub is_step: bool,
+    /// Served from the run this one reruns: its effect is that run's to undo, not this one's.
+    pub inherited: bool,
 }
 
 /// Whether a rollback reverts this call: an applied one (docs/semantics.md §5), or one in doubt after a
 /// crash — still `executing`, or paused again as interrupted (then perhaps rejected). Never a call the
 /// connector answered with an error, one never reached (`pending`), or a step.
 pub(crate) fn revertible(facts: RevertFacts) -> bool {
-    if facts.is_step || facts.reverted {
+    if facts.is_step || facts.reverted || facts.inherited {
         return false;
     }
     match facts.state {
@@ -561,15 +563,17 @@ mod tests {
         for state in STATES {
             for interrupted in [false, true] {
                 for reverted in [false, true] {
-                    for is_step in [false, true] {
+                    for (is_step, inherited) in [(false, false), (true, false), (false, true)] {
                         let facts = RevertFacts {
                             state,
                             interrupted,
                             reverted,
                             is_step,
+                            inherited,
                         };
                         let expected = !is_step
                             && !reverted
+                            && !inherited
                             && match state {
                                 EntryState::Applied | EntryState::Executing => true,
                                 EntryState::Pending | EntryState::Reverted => interrupted,

@@ -69,4 +69,9 @@ startedAt?: number | null,
 /**
  * When its outcome (result or error) was recorded, epoch ms.
  */
-finishedAt?: number | null, };
+finishedAt?: number | null, 
+/**
+ * Served from the record of the run this one reruns ([`ExecutionState::forked_from`]): it did not run
+ * here, and rolling this run back leaves it alone (docs/history.md, "Rerun from a step").
+ */
+inherited?: boolean, };

@@ -3,8 +3,8 @@
 //! its opening; each other job has a room of its own (docs/design.md, "Where things live"):
 //! `options` (what it is opened with), `error` (its failures), `catalog` (connectors, their methods and
 //! discovery), `policy` (rules), `decisions` (approve, edit, reject), `hosts` (shared-store duties), `pass`
-//! (driving a pass, recovery), `pass_host` (what the sandbox asks during a pass), `preview`, `retention`,
-//! `rollback`, `snippets` and `reads` (what front ends read).
+//! (driving a pass, recovery), `pass_host` (what the sandbox asks during a pass), `preview`, `rerun`,
+//! `retention`, `rollback`, `snippets` and `reads` (what front ends read).
 
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::connector::{CallContext, Connector, Replay, ToolDescriptor};
@@ -47,6 +47,7 @@ mod pass_host;
 mod policy;
 mod preview;
 mod reads;
+mod rerun;
 mod retention;
 mod rollback;
 mod snippets;

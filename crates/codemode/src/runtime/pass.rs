@@ -11,6 +11,11 @@ pub(super) fn quoted_list(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// A new run's id: its start time first, so ids sort as runs began.
+pub(super) fn new_execution_id(now: i64) -> String {
+    format!("exec_{now:016}_{}", uuid::Uuid::new_v4())
+}
+
 impl Runtime {
     /// Runs new code (a fresh execution) to its first pause or its end.
     pub async fn execute(&self, code: &str) -> Result<Outcome, RuntimeError> {
@@ -23,22 +28,12 @@ impl Runtime {
         code: &str,
         source: Option<&str>,
     ) -> Result<Outcome, RuntimeError> {
-        let size = utf16_len(code);
-        if size > MAX_DURABLE_VALUE {
-            return Ok(Outcome::early_error(
-                "",
-                too_large_message("The execution code", size),
-            ));
-        }
-        if self.inner.store.is_shared() && code.contains('\0') {
-            return Ok(Outcome::early_error(
-                "",
-                "The execution code contains a NUL character, which the shared store cannot keep; write it as \\0 or \\u0000 in a string.",
-            ));
+        if let Some(unfit) = self.unfit_code(code) {
+            return Ok(Outcome::early_error("", unfit));
         }
         let now = self.inner.now();
         let begin = Begin {
-            id: format!("exec_{now:016}_{}", uuid::Uuid::new_v4()),
+            id: new_execution_id(now),
             code: code.to_owned(),
             names: self.inner.names(),
             source: source.map(str::to_owned),
@@ -46,6 +41,18 @@ impl Runtime {
         };
         let id = begin.id.clone();
         self.pass(&id, code, source, Some(begin)).await
+    }
+
+    /// Why `code` cannot be a run's program (too large to record, or what the store cannot keep), if so.
+    pub(super) fn unfit_code(&self, code: &str) -> Option<String> {
+        let size = utf16_len(code);
+        if size > MAX_DURABLE_VALUE {
+            return Some(too_large_message("The execution code", size));
+        }
+        if self.inner.store.is_shared() && code.contains('\0') {
+            return Some("The execution code contains a NUL character, which the shared store cannot keep; write it as \\0 or \\u0000 in a string.".to_owned());
+        }
+        None
     }
 
     /// One pass over the stored code, then the outcome as the store says it ended (docs/semantics.md §2.3). A

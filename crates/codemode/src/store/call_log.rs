@@ -1,6 +1,7 @@
 //! Writes to a run's call log (`cm_log`): what each call does and how it ended, a step's value, and what a
 //! person is shown while a call waits.
 
+use super::reruns::Inheriting;
 use super::rows::{parse_decision, parse_json, status_of};
 use super::runs::{cap, fail_in, of_runtime, touch};
 use super::sql::{Sql, args};
@@ -45,7 +46,7 @@ impl Store {
         self.write_run(id, |tx| {
             // The run's status and what is recorded at `seq`, in one statement: on PostgreSQL it travels with
             // BEGIN, and the writes below with COMMIT — two round trips (docs/shared-store.md, "Transactions").
-            let (status, existing) = status_and_recorded(tx, &self.runtime, id, seq)?;
+            let (status, existing, inheriting) = status_and_recorded(tx, &self.runtime, id, seq)?;
             let existing = existing.filter(|_| status == Some(ExecutionStatus::Running));
             let edited = existing.as_ref().and_then(|e| match &e.decision {
                 Some(Decision { kind: DecisionKind::Edited, args, .. }) => args.clone(),
@@ -65,9 +66,13 @@ impl Store {
             let Some(existing) = existing else {
                 return match step {
                     CallStep::Missing => Ok(CallPlan::Missing),
-                    CallStep::Record { .. } => {
-                        self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now)
-                    }
+                    CallStep::Record { .. } => match &inheriting {
+                        // A rerun before its step: served the old run's outcome, not run again.
+                        Some(inheriting) => self.inherit_call(
+                            tx, id, seq, inheriting, &attempt, canonical, verdict, ephemeral, now,
+                        ),
+                        None => self.record_call(tx, id, seq, &attempt, canonical, verdict, ephemeral, now),
+                    },
                     _ => Ok(CallPlan::Pause),
                 };
             };
@@ -115,7 +120,7 @@ impl Store {
     /// `executing` when it may run, `error` with the rule's message when a rule denies it. A rule's verdict is
     /// its decision (`allowed` / `denied` by `rule`) and counts as a hit of that rule.
     #[allow(clippy::too_many_arguments)]
-    fn record_call(
+    pub(super) fn record_call(
         &self,
         tx: &dyn Sql,
         id: &str,
@@ -418,40 +423,48 @@ struct RecordedRow {
     decision: Option<Decision>,
 }
 
-/// The status of run `id` (when it is this runtime's) and the call recorded at `seq`, if any.
+/// The status of run `id` (when it is this runtime's), the call recorded at `seq` if any, and whether the
+/// run is a rerun still served the old run's calls at `seq`.
 fn status_and_recorded(
     tx: &dyn Sql,
     runtime: &str,
     id: &str,
     seq: u64,
-) -> Result<(Option<ExecutionStatus>, Option<RecordedRow>)> {
+) -> Result<(
+    Option<ExecutionStatus>,
+    Option<RecordedRow>,
+    Option<Inheriting>,
+)> {
     let found = tx.query_row_opt(
-        "SELECT e.status, l.connector, l.method, l.args, l.result, l.ephemeral, l.state, l.error, l.decision
+        "SELECT e.status, e.forked_from, e.forked_seq, e.diverged_at,
+                l.connector, l.method, l.args, l.result, l.ephemeral, l.state, l.error, l.decision
          FROM cm_executions e LEFT JOIN cm_log l ON l.execution_id = e.id AND l.seq = ?3
          WHERE e.id = ?1 AND e.runtime = ?2",
         args![id, runtime, seq as i64],
         |row| {
             let status = ExecutionStatus::parse(&row.get::<String>(0)?);
-            let Some(connector) = row.get::<Option<String>>(1)? else {
-                return Ok((status, None));
+            let inheriting = Inheriting::at(seq, row.get(1)?, row.get(2)?, row.get(3)?);
+            let Some(connector) = row.get::<Option<String>>(4)? else {
+                return Ok((status, None, inheriting));
             };
-            let state: String = row.get(6)?;
+            let state: String = row.get(9)?;
             Ok((
                 status,
                 Some(RecordedRow {
                     connector,
-                    method: row.get(2)?,
-                    args: parse_json(row.get(3)?),
-                    result: parse_json(row.get(4)?),
-                    ephemeral: row.get(5)?,
+                    method: row.get(5)?,
+                    args: parse_json(row.get(6)?),
+                    result: parse_json(row.get(7)?),
+                    ephemeral: row.get(8)?,
                     state: EntryState::parse(&state).unwrap_or(EntryState::Error),
-                    error: row.get(7)?,
-                    decision: parse_decision(row.get(8)?),
+                    error: row.get(10)?,
+                    decision: parse_decision(row.get(11)?),
                 }),
+                inheriting,
             ))
         },
     )?;
-    Ok(found.unwrap_or((None, None)))
+    Ok(found.unwrap_or((None, None, None)))
 }
 
 #[allow(clippy::too_many_arguments)]

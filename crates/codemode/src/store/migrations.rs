@@ -7,7 +7,7 @@ use rusqlite::TransactionBehavior;
 use std::path::Path;
 
 /// The schema version this build writes; older files are migrated forward on open.
-pub const SCHEMA_VERSION: i64 = 16;
+pub const SCHEMA_VERSION: i64 = 17;
 
 const MIGRATIONS: &[&str] = &[
     // 1: executions, the per-call log, snippets.
@@ -191,6 +191,14 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE cm_log ADD COLUMN started_at INTEGER;
      ALTER TABLE cm_log ADD COLUMN finished_at INTEGER;
      ALTER TABLE cm_executions ADD COLUMN handed_seq INTEGER;",
+    // 17: reruns (docs/history.md, "Rerun from a step"): the run and call a run was rerun from, where its
+    // program left the old run's calls (and why), and which calls were served from the old run's record.
+    "ALTER TABLE cm_executions ADD COLUMN forked_from TEXT;
+     ALTER TABLE cm_executions ADD COLUMN forked_seq INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN diverged_at INTEGER;
+     ALTER TABLE cm_executions ADD COLUMN diverged TEXT;
+     ALTER TABLE cm_log ADD COLUMN inherited INTEGER NOT NULL DEFAULT 0;
+     CREATE INDEX cm_executions_forked ON cm_executions (forked_from) WHERE forked_from IS NOT NULL;",
 ];
 
 /// The same schema on PostgreSQL, each step with the version it reaches: a new database starts at the
@@ -454,6 +462,15 @@ pub(super) const POSTGRES_MIGRATIONS: &[(i64, &str)] = &[
              RETURN NEW;
            END
          $fn$;"#,
+    ),
+    (
+        17,
+        r#"ALTER TABLE cm_executions ADD COLUMN forked_from TEXT COLLATE "C";
+         ALTER TABLE cm_executions ADD COLUMN forked_seq BIGINT;
+         ALTER TABLE cm_executions ADD COLUMN diverged_at BIGINT;
+         ALTER TABLE cm_executions ADD COLUMN diverged TEXT;
+         ALTER TABLE cm_log ADD COLUMN inherited BIGINT NOT NULL DEFAULT 0;
+         CREATE INDEX cm_executions_forked ON cm_executions (forked_from) WHERE forked_from IS NOT NULL;"#,
     ),
 ];
 

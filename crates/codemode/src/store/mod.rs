@@ -19,6 +19,7 @@ mod postgres;
 mod postgres_tls;
 mod queries;
 mod quorum;
+mod reruns;
 mod retention;
 mod rollback;
 mod rows;

@@ -66,6 +66,7 @@ impl Store {
                 return Ok(None);
             };
             execution.log = log_of(connection, &self.runtime, id)?;
+            execution.reruns = super::reruns::reruns_in(connection, &self.runtime, id)?;
             Ok(Some(execution))
         })
     }
@@ -151,11 +152,11 @@ impl Store {
             let rows = connection.query(
                 "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
                         e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine,
-                        oh.name, e.handed,
+                        oh.name, e.handed, e.forked_from, e.forked_seq, e.diverged_at, e.diverged,
                         l.seq, l.connector, l.method, l.args, l.result, l.requires_approval, l.ephemeral, l.state,
                         l.decided_by, l.decided_at, l.interrupted, l.divergence, l.error, l.decision, l.canonical,
                         l.asked_by, l.confirm_in_app, l.ask_in_client, l.decide_within, l.decide_by, l.quorum,
-                        l.asked_at, l.started_at, l.finished_at
+                        l.asked_at, l.started_at, l.finished_at, l.inherited
                  FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host
                       LEFT JOIN cm_log l ON l.execution_id = e.id
                  WHERE e.runtime = ?1 AND e.status = 'paused'
@@ -345,7 +346,7 @@ impl Store {
     }
 
     /// The entries a pass may answer without asking the host (applied, not ephemeral), and one past the
-    /// highest seq recorded in any state.
+    /// highest seq recorded in any state (for a rerun still served the old run's calls, at least its step).
     pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
         self.with(|connection| {
             let rows = connection.query_map(
@@ -366,14 +367,17 @@ impl Store {
                 },
             )?;
             let entries = rows;
-            let end: i64 = connection.query_row(
+            // A rerun still served the old run's calls asks for everything before its step, steps included.
+            let (end, inheriting_until): (i64, Option<i64>) = connection.query_row(
                 &format!(
-                    "SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1 AND {}",
+                    "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1 AND {}),
+                            (SELECT forked_seq FROM cm_executions WHERE id = ?1 AND diverged_at IS NULL)",
                     of_runtime("?2")
                 ),
                 args![id, self.runtime],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?)),
             )?;
+            let end = end.max(inheriting_until.unwrap_or(0));
             Ok((entries, end.max(0) as u64))
         })
     }
@@ -408,7 +412,7 @@ impl Store {
                 "SELECT l.connector, l.method, coalesce(l.canonical, l.args), l.requires_approval, l.decision,
                         l.asked_at
                  FROM cm_log l JOIN cm_executions e ON e.id = l.execution_id
-                 WHERE e.runtime = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= ?2)",
+                 WHERE e.runtime = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR e.created_at >= ?2) AND l.inherited = 0",
                 args![self.runtime, since],
                 |row| {
                     Ok(crate::insights::CallFact {

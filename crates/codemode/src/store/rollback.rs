@@ -42,6 +42,7 @@ impl Store {
                     interrupted: entry.interrupted,
                     reverted: reverted.contains(&entry.seq),
                     is_step: entry.connector == crate::STEP_CONNECTOR,
+                    inherited: entry.inherited,
                 })
             });
             log.reverse();
@@ -57,7 +58,7 @@ impl Store {
         self.write(|tx| {
             let facts = tx.query_row_opt(
                 &format!(
-                    "SELECT state, interrupted, reverted_at IS NOT NULL, connector FROM cm_log
+                    "SELECT state, interrupted, reverted_at IS NOT NULL, connector, inherited FROM cm_log
                      WHERE execution_id = ?1 AND seq = ?2 AND {}",
                     of_runtime("?3")
                 ),
@@ -69,6 +70,7 @@ impl Store {
                         interrupted: row.get(1)?,
                         reverted: row.get(2)?,
                         is_step: row.get::<String>(3)? == crate::STEP_CONNECTOR,
+                        inherited: row.get(4)?,
                     })
                 },
             )?;

@@ -5,6 +5,7 @@ use super::sql::{Row, Sql, args};
 use super::{Result, Store};
 use crate::model::{Decision, EntryState, ExecutionState, ExecutionStatus, ToolLogEntry};
 use crate::owner::ProcessIdentity;
+use crate::rerun::{Departure, ForkedFrom};
 use serde_json::Value;
 
 pub(super) fn raw(text: Option<String>) -> Option<Box<serde_json::value::RawValue>> {
@@ -23,7 +24,7 @@ pub(super) fn parse_json(text: Option<String>) -> Option<Value> {
 pub(super) const EXECUTION_COLUMNS: &str =
     "SELECT e.id, e.code, e.status, e.result, e.error, e.logs, e.connectors, e.source, e.created_at,
             e.updated_at, e.owner_pid, e.owner_started, e.owner_host, oh.heartbeat_at, oh.machine, oh.name,
-            e.handed
+            e.handed, e.forked_from, e.forked_seq, e.diverged_at, e.diverged
      FROM cm_executions e LEFT JOIN cm_hosts oh ON oh.id = e.owner_host";
 
 fn owner_of(pid: Option<u32>, started: Option<i64>) -> Option<ProcessIdentity> {
@@ -54,14 +55,35 @@ pub(super) fn execution_row(store: &Store, row: &Row) -> Result<ExecutionState> 
         source: row.get(7)?,
         created_at: row.get(8)?,
         updated_at: row.get(9)?,
+        forked_from: forked_from(row)?,
+        reruns: Vec::new(),
     })
+}
+
+/// The run a rerun came from, from columns 17–20 of [`EXECUTION_COLUMNS`].
+fn forked_from(row: &Row) -> Result<Option<ForkedFrom>> {
+    let Some(execution_id) = row.get::<Option<String>>(17)? else {
+        return Ok(None);
+    };
+    let diverged = match (row.get::<Option<i64>>(19)?, row.get::<Option<String>>(20)?) {
+        (Some(seq), Some(detail)) => Some(Departure {
+            seq: seq.max(0) as u64,
+            detail,
+        }),
+        _ => None,
+    };
+    Ok(Some(ForkedFrom {
+        execution_id,
+        seq: row.get::<Option<i64>>(18)?.unwrap_or(0).max(0) as u64,
+        diverged,
+    }))
 }
 
 pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
     let rows = connection.query_map(
         "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
                 interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app, ask_in_client,
-                decide_within, decide_by, quorum, asked_at, started_at, finished_at
+                decide_within, decide_by, quorum, asked_at, started_at, finished_at, inherited
          FROM cm_log WHERE execution_id = ?1
            AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
          ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
@@ -71,9 +93,9 @@ pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Ve
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
-pub(super) const LOG_AT: usize = 17;
+pub(super) const LOG_AT: usize = 21;
 
-/// A log entry from the 24 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
+/// A log entry from the 25 columns of `cm_log` that start at `at` (in the order `log_of` selects them).
 pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
     let state: String = row.get(at + 7)?;
     let state = EntryState::parse(&state).unwrap_or(EntryState::Error);
@@ -112,6 +134,7 @@ pub(super) fn log_entry(row: &Row, at: usize) -> Result<ToolLogEntry> {
         asked_at: row.get(at + 21)?,
         started_at: row.get(at + 22)?,
         finished_at: row.get(at + 23)?,
+        inherited: row.get(at + 24)?,
     })
 }
 
