@@ -9,6 +9,7 @@ pub mod connector;
 pub mod discovery;
 pub mod executor;
 pub mod insights;
+pub mod lineage;
 pub mod model;
 pub mod names;
 pub mod normalize;
@@ -33,6 +34,7 @@ pub use executor::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 pub use insights::{ApprovedShape, Insights};
+pub use lineage::{Departure, ForkedFrom};
 pub use model::{
     Actor, Answerer, CallRef, Decision, DecisionKind, EntryState, ExecutionPage, ExecutionQuery,
     ExecutionState, ExecutionStatus, ExecutionSummary, Outcome, PendingAction, Preview,
@@ -40,7 +42,6 @@ pub use model::{
     args_digest, quorum_line,
 };
 pub use refusal::{Operation, Refusal, RefusalKind};
-pub use rerun::{Departure, ForkedFrom};
 pub use rules::{Effect, Rule, RuleError, Verdict};
 pub use runtime::{
     Clock, ConnectorListing, RuleListing, RuleOrigin, Runtime, RuntimeError, RuntimeOptions,

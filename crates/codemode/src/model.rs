@@ -588,7 +588,7 @@ pub struct ExecutionState {
     pub handed: Option<Decision>,
     /// The run and call this run reruns from (docs/history.md, "Rerun from a step").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forked_from: Option<crate::rerun::ForkedFrom>,
+    pub forked_from: Option<crate::lineage::ForkedFrom>,
     /// The runs rerun from this one, oldest first (read with one run, empty in lists).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reruns: Vec<String>,

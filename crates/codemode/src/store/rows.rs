@@ -3,9 +3,9 @@
 
 use super::sql::{Row, Sql, args};
 use super::{Result, Store};
+use crate::lineage::{Departure, ForkedFrom};
 use crate::model::{Decision, EntryState, ExecutionState, ExecutionStatus, ToolLogEntry};
 use crate::owner::ProcessIdentity;
-use crate::rerun::{Departure, ForkedFrom};
 use serde_json::Value;
 
 pub(super) fn raw(text: Option<String>) -> Option<Box<serde_json::value::RawValue>> {
