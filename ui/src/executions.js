@@ -323,6 +323,8 @@ export function executionsView(root, options = {}) {
 
   /** Two bars beside a call, to one scale for the whole run: the time a person took, then the call's own. */
   function timingBars(entry, longest) {
+    // A call served from the old run's record did not run here: it has no time of its own to show.
+    if (entry.inherited) return null;
     const { decided, ran } = timings(entry);
     if (decided == null && ran == null) return null;
     const width = (ms) => `${Math.max(2, Math.round((ms / longest) * 120))}px`;
