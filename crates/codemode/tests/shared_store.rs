@@ -890,6 +890,107 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
     assert_eq!(person.trim(), "carol");
 }
 
+/// Retention is the admins' once permissions are enforced (docs/shared-store.md, "People and permissions"):
+/// an agent's or an approver's host begins runs without pruning, and `prune` or `delete` from them is refused
+/// with the role it needs — also in raw SQL; the tables' owner (an admin) prunes. A host that learns it may no
+/// longer delete from a refusal still begins its run.
+#[tokio::test(flavor = "multi_thread")]
+async fn once_permissions_are_enforced_only_an_admin_deletes_runs() {
+    let _server = SERVER.lock().await;
+    let Some(url) = fresh_postgres("retention_roles") else {
+        return;
+    };
+    let clock = support::TestClock::at(1_800_000_000_000);
+    let owner = host(&url, "owner", vec![], clock.clone()).await;
+    psql_output(&url, "CREATE ROLE robot LOGIN", true);
+    psql_output(&url, "CREATE ROLE carol LOGIN", true);
+    owner.grant(codemode::StoreRole::Agent, "robot").unwrap();
+    owner.grant(codemode::StoreRole::Approver, "carol").unwrap();
+    // For the last part: the agent role may delete when its host opens, and loses that while it runs.
+    psql_output(
+        &url,
+        "GRANT DELETE ON cm_executions, cm_log, cm_approvals TO codemode_agent",
+        false,
+    );
+    let robot_url = as_role(&url, "robot");
+    let keep_one = |url: &str, id: &str| {
+        let url = url.to_owned();
+        let id = id.to_owned();
+        let clock = clock.clone();
+        async move {
+            Runtime::open(
+                StoreLocation::Postgres(url),
+                RuntimeOptions {
+                    host: Some(codemode::HostIdentity {
+                        id: id.clone(),
+                        name: format!("{id}.example"),
+                    }),
+                    max_executions: 1,
+                    keep_decided_for: std::time::Duration::ZERO,
+                    clock,
+                    ..options()
+                },
+                vec![],
+            )
+            .await
+            .expect("the host opens")
+        }
+    };
+    let agent = keep_one(&robot_url, "robot-host").await;
+    psql_output(
+        &url,
+        "REVOKE DELETE ON cm_executions, cm_log, cm_approvals FROM codemode_agent",
+        false,
+    );
+    let count = || {
+        psql_output(&url, "SELECT count(*) FROM cm_executions", false)
+            .trim()
+            .to_owned()
+    };
+    for n in 0..3 {
+        let outcome = agent.execute(&format!("async () => {n}")).await.unwrap();
+        assert_eq!(outcome.status(), "completed", "{outcome:?}");
+    }
+    assert_eq!(
+        count(),
+        "3",
+        "the agent's host kept every run, pruning none"
+    );
+
+    let refused = agent.prune_executions(0).await.unwrap_err();
+    assert!(
+        matches!(&refused, codemode::RuntimeError::Store(e) if e.is_permission_denied()),
+        "{refused}"
+    );
+    assert_eq!(
+        refused.to_string(),
+        "robot may not delete runs: Pruning runs needs the role codemode_admin (an admin runs: codemode store grant admin robot)"
+    );
+    let carol = keep_one(&as_role(&url, "carol"), "carol-laptop").await;
+    let newest = carol
+        .list_executions(&Default::default())
+        .unwrap()
+        .executions[0]
+        .id
+        .clone();
+    let refused = carol
+        .delete_execution(&newest)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        refused,
+        "carol may not delete runs: Deleting a run needs the role codemode_admin (an admin runs: codemode store grant admin carol)"
+    );
+    let raw = psql_refusal(&robot_url, "DELETE FROM cm_log").expect("refused");
+    assert!(raw.contains("permission denied"), "{raw}");
+    assert_eq!(count(), "3");
+
+    // The owner prunes.
+    assert_eq!(owner.prune_executions(1).await.unwrap(), 2);
+    assert_eq!(count(), "1");
+}
+
 /// Four eyes by the database (docs/design.md, "Four eyes"): a rule's `quorum: 2` runs the call once two
 /// different people — two PostgreSQL roles — approved it; the same person twice, or one person claiming
 /// another's name in raw SQL, counts once; two people approving at once run it exactly once.

@@ -20,12 +20,19 @@ pub enum StoreError {
     /// The shared store's server could not be reached or refused this host; nothing was written.
     #[error("cannot reach the shared store {address}: {reason}")]
     Unreachable { address: String, reason: String },
+    /// The shared store's server refused an operation to this role; the message names the role it needs.
+    #[error("{message}")]
+    NeedsRole { message: String },
 }
 
 impl StoreError {
     /// The shared store's server refused this for the role connected (SQLSTATE 42501).
     pub fn is_permission_denied(&self) -> bool {
-        matches!(self, StoreError::Database(error) if error.is_permission_denied())
+        match self {
+            StoreError::Database(error) => error.is_permission_denied(),
+            StoreError::NeedsRole { .. } => true,
+            _ => false,
+        }
     }
 }
 

@@ -136,18 +136,22 @@ impl Store {
             .saturating_add(self.server_offset.load(Ordering::SeqCst))
     }
 
-    /// The server's clock minus this process's, read at the middle of one round trip.
+    /// The server's clock minus this process's, read at the middle of one round trip — with, in the same
+    /// query, who the server says this connection is and whether that role may delete runs.
     fn measure_offset(&self) -> Result<i64, StoreError> {
         let before = self.clock.now_ms();
         let started = std::time::Instant::now();
-        let server: i64 = self.with(|connection| {
+        let (server, login, may_delete): (i64, String, bool) = self.with(|connection| {
             connection.query_row(
-                "SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT)",
+                "SELECT CAST(floor(extract(epoch FROM clock_timestamp()) * 1000) AS BIGINT), session_user::text,
+                        has_table_privilege('cm_log', 'DELETE')",
                 args![],
-                |row| row.get(0),
+                |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
         })?;
         let half_trip = (started.elapsed().as_millis() / 2) as i64;
+        self.may_delete_runs.store(may_delete, Ordering::SeqCst);
+        *self.login.lock().unwrap_or_else(|p| p.into_inner()) = login;
         Ok(server - (before + half_trip))
     }
 

@@ -97,6 +97,8 @@ impl Store {
             write_lock: advisory_key("codemode runtime", runtime),
             server_offset: std::sync::atomic::AtomicI64::new(0),
             offset_measured: Mutex::new(None),
+            may_delete_runs: std::sync::atomic::AtomicBool::new(true),
+            login: Mutex::new(String::new()),
         };
         // The server's clock is measured once at open, so the first heartbeat is already in its time.
         store.server_now();

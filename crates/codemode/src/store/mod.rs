@@ -67,6 +67,12 @@ pub struct Store {
     server_offset: std::sync::atomic::AtomicI64,
     /// When the offset was measured (real time: the injected clock may stand still or jump in tests).
     offset_measured: Mutex<Option<std::time::Instant>>,
+    /// The server lets this connection's role delete runs (retention is the admins' once permissions are
+    /// enforced: docs/shared-store.md, "People and permissions"); read with the clock's offset. Always so on
+    /// SQLite.
+    may_delete_runs: std::sync::atomic::AtomicBool,
+    /// The role the shared store's server authenticated this connection as (empty on SQLite), for messages.
+    login: Mutex<String>,
     /// This machine, as hosts record theirs: a process of a host on this machine is looked up by its pid.
     machine: String,
     /// The advisory lock a PostgreSQL write transaction holds: one per runtime, as SQLite's write lock is one

@@ -58,8 +58,9 @@ DO $roles$ BEGIN
 END $roles$;
 GRANT USAGE ON SCHEMA public TO codemode_agent, codemode_approver, codemode_admin;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO codemode_agent, codemode_approver, codemode_admin;
--- Rules and the permission switch are the admins' alone.
+-- Rules and the permission switch are the admins' alone; so is retention, deleting runs and their calls.
 REVOKE INSERT, UPDATE, DELETE ON cm_rules, cm_rules_version, cm_permissions FROM codemode_agent, codemode_approver;
+REVOKE DELETE ON cm_executions, cm_log, cm_approvals FROM codemode_agent, codemode_approver;
 -- From now on the server refuses a decision from anyone who is not a member of codemode_approver.
 INSERT INTO cm_permissions (enforced) SELECT true WHERE NOT EXISTS (SELECT 1 FROM cm_permissions WHERE enforced);
 GRANT {role_name} TO "{user}";

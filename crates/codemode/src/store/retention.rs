@@ -124,11 +124,37 @@ impl Store {
     pub fn prune(&self, retention: Retention) -> Result<Vec<String>, StoreError> {
         let now = self.clock.now_ms();
         self.write(|tx| prune(self, tx, retention, now, None, None))
+            .map_err(|error| self.admins_only(error, "Pruning runs"))
+    }
+
+    /// Whether this connection may delete runs: on a shared store, what the server last said of its role.
+    pub(super) fn may_delete_runs(&self) -> bool {
+        self.may_delete_runs
+            .load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// A deletion the server refused this role, said as the role it needs (the server's own words name only
+    /// a table).
+    fn admins_only(&self, error: StoreError, what: &str) -> StoreError {
+        if !error.is_permission_denied() {
+            return error;
+        }
+        let login = self.login.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        StoreError::NeedsRole {
+            message: format!(
+                "{login} may not delete runs: {what} needs the role codemode_admin (an admin runs: codemode store grant admin {login})"
+            ),
+        }
     }
 
     /// Deletes one execution and its log, unless a live process holds its pass or its rollback
     /// ([`transitions::delete_step`]): the audit row of a run that is still acting must not disappear.
     pub fn delete(&self, id: &str) -> Result<Deletion, StoreError> {
+        self.delete_run(id)
+            .map_err(|error| self.admins_only(error, "Deleting a run"))
+    }
+
+    fn delete_run(&self, id: &str) -> Result<Deletion, StoreError> {
         self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(Deletion::Missing);

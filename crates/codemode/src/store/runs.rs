@@ -10,7 +10,9 @@ use serde_json::Value;
 
 impl Store {
     /// Inserts a new running execution, then prunes terminal ones beyond the newest `retention.keep`
-    /// (docs/semantics.md §6), never one holding a record that `retention` still keeps.
+    /// (docs/semantics.md §6), never one holding a record that `retention` still keeps. On a shared store
+    /// whose server keeps deleting runs to admins, a host of another role only inserts (docs/shared-store.md,
+    /// "People and permissions"); one that learns so from a refusal begins the run again without pruning.
     pub fn begin(
         &self,
         id: &str,
@@ -21,16 +23,30 @@ impl Store {
         retention: Retention,
     ) -> Result<Vec<String>, StoreError> {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO cm_executions
-                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
-                    owner_host)
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
-                args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
-            )?;
-            prune(self, tx, retention, now, Some(id), Some(super::retention::PRUNE_SLICE))
-        })
+        let begin = |pruning: bool| {
+            self.write(|tx| {
+                tx.execute(
+                    "INSERT INTO cm_executions
+                       (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
+                        owner_host)
+                     VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
+                    args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
+                )?;
+                if !pruning {
+                    return Ok(Vec::new());
+                }
+                prune(self, tx, retention, now, Some(id), Some(super::retention::PRUNE_SLICE))
+            })
+        };
+        let pruning = self.may_delete_runs();
+        match begin(pruning) {
+            Err(error) if pruning && error.is_permission_denied() => {
+                self.may_delete_runs
+                    .store(false, std::sync::atomic::Ordering::SeqCst);
+                begin(false)
+            }
+            begun => begun,
+        }
     }
 
     /// Completes a running run with its (raw) result and console lines, and returns its call log as the
