@@ -766,6 +766,17 @@ fn psql_refusal(url: &str, sql: &str) -> Option<String> {
     (!output.status.success()).then(|| String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
+/// The tables' owner's host, which opened the store first and made the login `robot` an agent and `carol` an
+/// approver.
+async fn owner_with_people(url: &str, clock: Arc<dyn codemode::Clock>) -> Runtime {
+    let owner = host(url, "owner", vec![], clock).await;
+    psql_output(url, "CREATE ROLE robot LOGIN", true);
+    psql_output(url, "CREATE ROLE carol LOGIN", true);
+    owner.grant(codemode::StoreRole::Agent, "robot").unwrap();
+    owner.grant(codemode::StoreRole::Approver, "carol").unwrap();
+    owner
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql() {
     let _server = SERVER.lock().await;
@@ -773,12 +784,7 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
         return;
     };
     let clock = support::TestClock::at(1_800_000_000_000);
-    // The tables' owner opens the store first and hands out the roles.
-    let owner = host(&url, "owner", vec![], clock.clone()).await;
-    psql_output(&url, "CREATE ROLE robot LOGIN", true);
-    psql_output(&url, "CREATE ROLE carol LOGIN", true);
-    owner.grant(codemode::StoreRole::Agent, "robot").unwrap();
-    owner.grant(codemode::StoreRole::Approver, "carol").unwrap();
+    let owner = owner_with_people(&url, clock.clone()).await;
     let refused = owner
         .grant(codemode::StoreRole::Agent, "x\"; DROP TABLE cm_log; --")
         .unwrap_err()
@@ -901,11 +907,7 @@ async fn once_permissions_are_enforced_only_an_admin_deletes_runs() {
         return;
     };
     let clock = support::TestClock::at(1_800_000_000_000);
-    let owner = host(&url, "owner", vec![], clock.clone()).await;
-    psql_output(&url, "CREATE ROLE robot LOGIN", true);
-    psql_output(&url, "CREATE ROLE carol LOGIN", true);
-    owner.grant(codemode::StoreRole::Agent, "robot").unwrap();
-    owner.grant(codemode::StoreRole::Approver, "carol").unwrap();
+    let owner = owner_with_people(&url, clock.clone()).await;
     // For the last part: the agent role may delete when its host opens, and loses that while it runs.
     psql_output(
         &url,

@@ -48,28 +48,7 @@ impl Store {
         from: u64,
     ) -> Result<(), StoreError> {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
-        self.write(|tx| {
-            tx.execute(
-                "INSERT INTO cm_executions
-                   (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
-                    owner_host, forked_from, forked_seq)
-                 VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11)",
-                args![
-                    id,
-                    self.runtime,
-                    code,
-                    connectors,
-                    source,
-                    now,
-                    self.owner.pid,
-                    self.owner.started as i64,
-                    self.host_id(),
-                    old,
-                    from as i64
-                ],
-            )?;
-            Ok(())
-        })
+        self.write(|tx| self.insert_run(tx, id, code, &connectors, source, now, Some((old, from))))
     }
 
     /// The runs rerun from `id`, oldest first.

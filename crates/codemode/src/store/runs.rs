@@ -25,17 +25,18 @@ impl Store {
         let connectors = serde_json::to_string(connectors).unwrap_or_else(|_| "[]".to_owned());
         let begin = |pruning: bool| {
             self.write(|tx| {
-                tx.execute(
-                    "INSERT INTO cm_executions
-                       (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
-                        owner_host)
-                     VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9)",
-                    args![id, self.runtime, code, connectors, source, now, self.owner.pid, self.owner.started as i64, self.host_id()],
-                )?;
+                self.insert_run(tx, id, code, &connectors, source, now, None)?;
                 if !pruning {
                     return Ok(Vec::new());
                 }
-                prune(self, tx, retention, now, Some(id), Some(super::retention::PRUNE_SLICE))
+                prune(
+                    self,
+                    tx,
+                    retention,
+                    now,
+                    Some(id),
+                    Some(super::retention::PRUNE_SLICE),
+                )
             })
         };
         let pruning = self.may_delete_runs();
@@ -47,6 +48,40 @@ impl Store {
             }
             begun => begun,
         }
+    }
+
+    /// A new running run's row, this process its owner; a rerun's names the run and call it reruns from.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn insert_run(
+        &self,
+        tx: &dyn Sql,
+        id: &str,
+        code: &str,
+        connectors: &str,
+        source: Option<&str>,
+        now: i64,
+        forked_from: Option<(&str, u64)>,
+    ) -> Result<()> {
+        tx.execute(
+            "INSERT INTO cm_executions
+               (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
+                owner_host, forked_from, forked_seq)
+             VALUES (?1, ?2, ?3, 'running', ?4, ?5, ?6, ?6, ?7, ?8, ?9, ?10, ?11)",
+            args![
+                id,
+                self.runtime,
+                code,
+                connectors,
+                source,
+                now,
+                self.owner.pid,
+                self.owner.started as i64,
+                self.host_id(),
+                forked_from.map(|(old, _)| old),
+                forked_from.map(|(_, seq)| seq as i64)
+            ],
+        )?;
+        Ok(())
     }
 
     /// Completes a running run with its (raw) result and console lines, and returns its call log as the
