@@ -636,7 +636,9 @@ await test("rerun from here: a new run served the old calls before the step, lin
   await waitText('#timeline .entry[data-seq="0"]', (t) => t.includes("served"), "the list_dir was served, not run");
   await shot("rerun");
   cli("approve", rerun);
-  await click("#forked-from .link");
+  // The approval redraws the pane: follow the link once the rerun shows it completed.
+  await waitText("#execution-detail .detail-head", (t) => t.includes("completed"), "the rerun completed");
+  await clickInPage("#forked-from .link");
   await waitText("#reruns", (t) => t.includes("Rerun as"), "the old run lists its rerun");
   const shown = cli("show", old.executionId);
   assert(JSON.stringify(shown.reruns) === JSON.stringify([rerun]), `the old run's reruns: ${JSON.stringify(shown.reruns)}`);
