@@ -495,7 +495,7 @@ await test("the arguments as the API renders them and a half-typed reason surviv
   await playground(`async () => files.write_file({ content: "x", meta: { a: { b: { c: 1 } } }, path: "deep.txt" })`);
   await waitText("#playground-pending", (t) => t.includes("files.write_file"), "paused");
   await nav("approvals");
-  // The card's rows (crates/api/src/display.rs): the path first whatever order the program used, nested values
+  // The card's rows (crates/api/src/display/mod.rs): the path first whatever order the program used, nested values
   // opened out.
   const shown = await waitText("#arguments", (t) => t.includes("meta") && t.includes("c: 1"), "the nested value opened out");
   assert(shown.indexOf("deep.txt") < shown.indexOf("content"), `the path first: ${shown}`);
