@@ -1,0 +1,263 @@
+//! How statements reach PostgreSQL: a transaction's requests queued and sent in one flight with the next
+//! statement that needs an answer, parameters typed as the server inferred them, and rows decoded.
+
+use crate::store::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
+use deadpool_postgres::Object;
+use futures_executor::block_on;
+use std::sync::atomic::Ordering;
+use tokio_postgres::types::{ToSql, Type};
+
+/// One pooled connection. Statements are prepared once per connection (deadpool's statement cache).
+pub(crate) struct Connection {
+    pub(super) client: Option<Object>,
+    /// What this transaction has not sent yet — its BEGIN, then writes whose answer nobody needs — to leave
+    /// in one flight with the next statement that needs an answer, or with COMMIT: tokio-postgres pipelines
+    /// requests whose futures are polled together, so a recorded call's transaction is two round trips.
+    pub(super) queued: std::sync::Mutex<Vec<Queued>>,
+    /// The transaction only records a running run's progress ([`Sql::quiet`]).
+    pub(super) quiet: std::sync::atomic::AtomicBool,
+}
+
+/// A request waiting for the next flight.
+pub(super) enum Queued {
+    Simple(String),
+    Prepared(tokio_postgres::Statement, Vec<Typed>),
+}
+
+/// Which part of a flight failed: a request sent before the last one (the transaction is aborted from there
+/// on), or the last.
+pub(super) enum Flight {
+    Earlier(DbError),
+    Last(DbError),
+}
+
+impl Flight {
+    fn error(self) -> DbError {
+        match self {
+            Flight::Earlier(error) | Flight::Last(error) => error,
+        }
+    }
+}
+
+/// What the last request of a flight is.
+pub(super) enum Last<'a> {
+    Execute(&'a tokio_postgres::Statement, &'a [Typed]),
+    Query(&'a tokio_postgres::Statement, &'a [Typed]),
+}
+
+/// What the last request answered.
+pub(super) enum Answer {
+    Changed(u64),
+    Rows(Vec<tokio_postgres::Row>),
+    Done,
+}
+
+impl Connection {
+    pub(super) fn queue(&self, request: Queued) {
+        self.queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(request);
+    }
+
+    /// Forgets what was not sent; true when something was sent already (BEGIN among it).
+    pub(super) fn drop_queue(&self) -> bool {
+        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        let begun = !matches!(queued.first(), Some(Queued::Simple(_)));
+        queued.clear();
+        begun
+    }
+
+    /// Sends everything queued, then `last` (or the simple statements `simple` when `last` is `None`), all in
+    /// one flight, and waits for the answers: the first failure is what the caller hears.
+    pub(super) fn flight(&self, last: Option<Last<'_>>, simple: &str) -> Result<Answer, Flight> {
+        let client = self.client().map_err(Flight::Earlier)?;
+        let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
+        let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
+        let last = async {
+            match last {
+                Some(Last::Execute(statement, values)) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.execute(statement, &refs).await.map(Answer::Changed)
+                }
+                Some(Last::Query(statement, values)) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.query(statement, &refs).await.map(Answer::Rows)
+                }
+                None => client.batch_execute(simple).await.map(|()| Answer::Done),
+            }
+        };
+        let (earlier, last) = block_on(futures_util::future::join(earlier, last));
+        if let Some(error) = earlier.into_iter().find_map(Result::err) {
+            return Err(Flight::Earlier(error.into()));
+        }
+        last.map_err(|e| Flight::Last(e.into()))
+    }
+
+    /// Sends the queued requests now, if any (a read outside a transaction never queues).
+    pub(super) fn flush(&self) -> Result<(), DbError> {
+        if self
+            .queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+        {
+            return Ok(());
+        }
+        self.flight(None, "").map(|_| ()).map_err(Flight::error)
+    }
+
+    fn client(&self) -> Result<&Object, DbError> {
+        self.client
+            .as_ref()
+            .ok_or_else(|| DbError::Pool("the connection was discarded".to_owned()))
+    }
+
+    /// Runs statements without parameters (the simple query protocol).
+    pub(crate) fn batch(&self, sql: &str) -> Result<(), DbError> {
+        let client = self.client()?;
+        Ok(block_on(client.batch_execute(sql))?)
+    }
+
+    /// Takes the connection out of the pool for good: it may be inside a transaction that could not be
+    /// ended, and closing it makes the server roll that back.
+    pub(super) fn discard(&mut self) {
+        if let Some(client) = self.client.take() {
+            drop(Object::take(client));
+        }
+    }
+
+    fn prepared(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<(tokio_postgres::Statement, Vec<Typed>), DbError> {
+        let client = self.client()?;
+        let statement = block_on(client.prepare_cached(&postgres_placeholders(sql)))?;
+        let values = statement
+            .params()
+            .iter()
+            .zip(params)
+            .map(|(ty, param)| typed(ty, param))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((statement, values))
+    }
+}
+
+impl Sql for Connection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<usize, DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        match self.flight(Some(Last::Execute(&statement, &values)), "") {
+            Ok(Answer::Changed(changed)) => Ok(changed as usize),
+            Ok(_) => Ok(0),
+            Err(failed) => Err(failed.error()),
+        }
+    }
+
+    fn quiet(&self) {
+        self.quiet.store(true, Ordering::SeqCst);
+    }
+
+    fn execute_later(&self, sql: &str, params: &[Param<'_>]) -> Result<(), DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        self.queue(Queued::Prepared(statement, values));
+        Ok(())
+    }
+
+    fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError> {
+        let (statement, values) = self.prepared(sql, params)?;
+        match self.flight(Some(Last::Query(&statement, &values)), "") {
+            Ok(Answer::Rows(rows)) => rows.iter().map(row).collect(),
+            Ok(_) => Ok(Vec::new()),
+            Err(failed) => Err(failed.error()),
+        }
+    }
+}
+
+/// Sends one queued request and waits for its answer.
+async fn send(client: &Object, request: &Queued) -> Result<(), tokio_postgres::Error> {
+    match request {
+        Queued::Simple(sql) => client.batch_execute(sql).await,
+        Queued::Prepared(statement, values) => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+            client.execute(statement, &refs).await.map(|_| ())
+        }
+    }
+}
+
+/// A parameter as the type PostgreSQL inferred for its placeholder.
+pub(super) enum Typed {
+    Small(Option<i16>),
+    Int(Option<i32>),
+    Big(Option<i64>),
+    Bool(Option<bool>),
+    Text(Option<String>),
+}
+
+impl Typed {
+    fn as_sql(&self) -> &(dyn ToSql + Sync) {
+        match self {
+            Typed::Small(v) => v,
+            Typed::Int(v) => v,
+            Typed::Big(v) => v,
+            Typed::Bool(v) => v,
+            Typed::Text(v) => v,
+        }
+    }
+}
+
+fn typed(ty: &Type, param: &Param<'_>) -> Result<Typed, DbError> {
+    let int = match param {
+        Param::Int(v) => Some(*v),
+        _ => None,
+    };
+    let out_of_range = || DbError::Pool(format!("{int:?} does not fit a {ty} parameter"));
+    Ok(match *ty {
+        Type::INT8 => Typed::Big(int),
+        Type::INT4 => Typed::Int(
+            int.map(i32::try_from)
+                .transpose()
+                .map_err(|_| out_of_range())?,
+        ),
+        Type::INT2 => Typed::Small(
+            int.map(i16::try_from)
+                .transpose()
+                .map_err(|_| out_of_range())?,
+        ),
+        Type::BOOL => Typed::Bool(int.map(|v| v != 0)),
+        _ => Typed::Text(match param {
+            Param::Null => None,
+            Param::Int(v) => Some(v.to_string()),
+            // PostgreSQL's text cannot hold NUL (SQLite's can): it becomes U+FFFD rather than fail the write
+            // (a connector's error message, a reason). A program holding one is refused before it starts
+            // (`Runtime::execute_from`), so what replays is always what ran (docs/shared-store.md).
+            Param::Text(text) if text.contains('\0') => Some(text.replace('\0', "\u{FFFD}")),
+            Param::Text(text) => Some(text.to_string()),
+        }),
+    })
+}
+
+fn row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
+    let mut cells = Vec::with_capacity(row.len());
+    for (index, column) in row.columns().iter().enumerate() {
+        let cell = match *column.type_() {
+            Type::INT8 => row.try_get::<_, Option<i64>>(index)?.map(Cell::Int),
+            Type::INT4 => row
+                .try_get::<_, Option<i32>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            Type::INT2 => row
+                .try_get::<_, Option<i16>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(index)?
+                .map(|v| Cell::Int(i64::from(v))),
+            _ => row.try_get::<_, Option<String>>(index)?.map(Cell::Text),
+        };
+        cells.push(cell.unwrap_or(Cell::Null));
+    }
+    Ok(Row(cells))
+}
