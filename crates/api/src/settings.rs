@@ -1,7 +1,7 @@
 //! The runtime settings form: `connectors.json`'s `runtime` block as people edit it (durations as text, the
 //! sweep interval in minutes), read from and written back to the file every host shares.
 
-use crate::ApiError;
+use crate::{Api, ApiError};
 use connectors::config::{self, RuntimeSettings};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -60,5 +60,22 @@ impl RuntimeForm {
             expiry_sweep: Duration::from_secs(self.expiry_sweep_minutes.saturating_mul(60)),
             keep_decided_for,
         })
+    }
+}
+
+impl Api {
+    /// The runtime settings in force, as the form shows them.
+    pub fn runtime_settings(&self) -> RuntimeForm {
+        RuntimeForm::from(&self.home.settings)
+    }
+
+    /// Writes the runtime settings into `connectors.json`, keeping the rest of the file. They take effect
+    /// when the data directory is opened again (the app reopens it; the CLI opens it per command).
+    pub fn save_runtime_settings(&self, form: &RuntimeForm) -> Result<(), ApiError> {
+        self.usable()?;
+        let settings = form.settings()?;
+        // The file parsed when the gate passed; what is left to fail is a value out of range.
+        connectors::editing::save_runtime_settings(&self.home.dir, &settings)
+            .map_err(|e| ApiError::invalid_args(e.to_string()))
     }
 }

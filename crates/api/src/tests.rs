@@ -2,9 +2,11 @@
 //! real data directory (the default `connectors.json` with its `files` connector).
 
 use super::*;
+use codemode::{Actor, ExecutionQuery, ExecutionStatus, Outcome, PendingAction, SaveSnippet};
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 /// The sandbox worker: beside the test binary's folder once the workspace is built; built if it is not.
 fn worker() -> PathBuf {
