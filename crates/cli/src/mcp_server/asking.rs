@@ -4,11 +4,11 @@
 use super::CodemodeServer;
 use super::tools::{answer_waited, misuse, misuse_text};
 use codemode_api::{Api, ApiError, ClientAnswer, ClientDecision, ClientQuestion, WaitOutcome};
-use rmcp::model::{
-    CallToolResponse, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    InputRequest, InputRequiredResult, InputResponses, ServerRequest,
-};
 use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResponse, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, InputRequest, InputRequiredResult, InputResponses, ServerRequest,
+};
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -203,7 +203,12 @@ impl CodemodeServer {
     }
 
     /// A [`Reply`] as the tool's response: outcomes bounded as every outcome is.
-    pub(super) async fn respond(&self, api: &Api, reply: Reply, include_calls: bool) -> CallToolResponse {
+    pub(super) async fn respond(
+        &self,
+        api: &Api,
+        reply: Reply,
+        include_calls: bool,
+    ) -> CallToolResponse {
         let waited = match reply {
             Reply::Ask(result) => return CallToolResponse::InputRequired(result),
             Reply::Misuse(error) => return misuse(&error).into(),
@@ -216,7 +221,6 @@ impl CodemodeServer {
         };
         answer_waited(api, waited, include_calls).into()
     }
-
 }
 
 /// How long an answer from the client waits for a run another process is resuming before saying where it

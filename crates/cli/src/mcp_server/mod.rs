@@ -8,9 +8,9 @@ mod tools;
 use crate::framing::{MAX_MESSAGE_BYTES, StdioLines};
 use codemode_api::{Api, FollowingApi, ShownCall};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, ErrorCode,
-    Implementation, InitializeRequestParams, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult,
+    ErrorCode, Implementation, InitializeRequestParams, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::io::StdioReader;
