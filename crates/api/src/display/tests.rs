@@ -94,12 +94,12 @@ fn every_argument_key_shows_the_target_first_and_only_long_leaves_fold() {
             "  path: \"deploy/prod-config.yaml\"
   content: {}… ({remaining} more characters)
   options:
-mode: \"0644\"
-tags:
-  [0]: \"a\"
-  [1]:
-    deep: true
-empty: {{}}
+    mode: \"0644\"
+    tags:
+      [0]: \"a\"
+      [1]:
+        deep: true
+    empty: {{}}
   \"odd key\": 1",
             Value::String(folded)
         )
