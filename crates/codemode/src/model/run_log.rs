@@ -1,5 +1,8 @@
 //! A run and the log of its calls, as the store records them and every front end reads them.
 
+// Only the documentation links name it.
+#[cfg(doc)]
+use super::PendingAction;
 use super::{Decision, EntryState, ExecutionStatus, Vote, is_false};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -44,16 +47,13 @@ pub struct ToolLogEntry {
     /// or no one was asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked_by: Option<String>,
-    /// The rule that asked wants the call decided in the window
-    /// ([`PendingAction::confirm_in_app`](super::PendingAction::confirm_in_app)).
+    /// The rule that asked wants the call decided in the window ([`PendingAction::confirm_in_app`]).
     #[serde(default, skip_serializing_if = "is_false")]
     pub confirm_in_app: bool,
-    /// The call is asked in the agent's client too
-    /// ([`PendingAction::ask_in_client`](super::PendingAction::ask_in_client)).
+    /// The call is asked in the agent's client too ([`PendingAction::ask_in_client`]).
     #[serde(default, skip_serializing_if = "is_false")]
     pub ask_in_client: bool,
-    /// How long the call could wait for a person, in ms
-    /// ([`PendingAction::decide_within`](super::PendingAction::decide_within)).
+    /// How long the call could wait for a person, in ms ([`PendingAction::decide_within`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_within: Option<i64>,
     /// When nobody deciding by then rejects the call as expired (epoch ms).

@@ -1,5 +1,8 @@
 //! What the rules say about a call: the precedence among the rules that match, and the verdict it gives.
 
+// Only the documentation links name it.
+#[cfg(doc)]
+use super::Rule;
 use super::{Call, CompiledRule, Effect};
 use serde::{Deserialize, Serialize};
 
@@ -17,11 +20,11 @@ pub struct Verdict {
     /// Recorded with the call, so whoever shows it later need not judge it again.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub confirm_in_app: bool,
-    /// The call is asked in the agent's client too ([`Rule::ask_in_client`](super::Rule::ask_in_client), or
+    /// The call is asked in the agent's client too ([`Rule::ask_in_client`], or
     /// its connector's setting).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ask_in_client: bool,
-    /// How long the call may wait for a person, in ms ([`Rule::decide_within`](super::Rule::decide_within),
+    /// How long the call may wait for a person, in ms ([`Rule::decide_within`],
     /// or its connector's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decide_within_ms: Option<i64>,
