@@ -1,5 +1,5 @@
 //! The app's state: the data directory opened as every host opens it, what keeps the window usable when it
-//! cannot be opened, and the UI preferences kept with tauri-plugin-store in the data directory.
+//! cannot be opened, and the UI preferences kept in the data directory's `settings.json`.
 
 use codemode_api::{Api, ApiError, FollowingApi};
 use connectors::HomeOptions;
@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tauri::{AppHandle, Runtime};
-use tauri_plugin_store::StoreExt;
+
+use crate::settings_file::SettingsFile;
 
 /// What a command answers: the UI gets failures as `{code, message}` ([`ApiError`]).
 pub type CommandResult<T> = Result<T, ApiError>;
@@ -48,6 +48,8 @@ pub struct Console {
     api: Arc<FollowingApi>,
     /// The phone page, while Settings → "Approve from a phone" is on (docs/phone.md).
     phone: tokio::sync::Mutex<Option<codemode_phone::PhoneServer>>,
+    /// `<data dir>/settings.json`: the preferences below and whether the phone page was on.
+    settings: SettingsFile,
     /// Set when another console already has this data directory open.
     pub other_instance: Option<String>,
     /// Held for the life of the app: other consoles see it taken.
@@ -67,6 +69,7 @@ impl Console {
         )
         .await;
         Console {
+            settings: SettingsFile::in_dir(&dir),
             dir,
             home_flag,
             api: Arc::new(api),
@@ -108,7 +111,7 @@ impl Console {
 
     /// Serves the phone page on [`codemode_phone::NETWORK_LISTEN`], or stops it; remembered in
     /// `settings.json` so the app serves it again when it starts.
-    pub async fn set_phone<R: Runtime>(&self, app: &AppHandle<R>, on: bool) -> CommandResult<()> {
+    pub async fn set_phone(&self, on: bool) -> CommandResult<()> {
         let mut phone = self.phone.lock().await;
         if on && phone.is_none() {
             let listen = codemode_phone::NETWORK_LISTEN
@@ -121,26 +124,21 @@ impl Console {
         } else if !on && let Some(server) = phone.take() {
             server.stop();
         }
-        let store = app
-            .store(self.dir.join("settings.json"))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        store.set("phone", on);
-        store.save().map_err(|e| ApiError::internal(e.to_string()))
+        self.settings
+            .set(&[("phone", on.into())])
+            .map_err(ApiError::internal)
     }
 
     /// Whether the phone page was on when the app last ran.
-    pub fn phone_wanted<R: Runtime>(&self, app: &AppHandle<R>) -> bool {
-        app.store(self.dir.join("settings.json"))
-            .ok()
-            .and_then(|store| store.get("phone"))
+    pub fn phone_wanted(&self) -> bool {
+        self.settings
+            .get("phone")
             .and_then(|v| v.as_bool())
             .unwrap_or(false)
     }
 
-    pub fn preferences<R: Runtime>(&self, app: &AppHandle<R>) -> Preferences {
-        let Ok(store) = app.store(self.dir.join("settings.json")) else {
-            return Preferences::default();
-        };
+    pub fn preferences(&self) -> Preferences {
+        let store = &self.settings;
         let defaults = Preferences::default();
         Preferences {
             notifications: store
@@ -160,21 +158,14 @@ impl Console {
         }
     }
 
-    pub fn save_preferences<R: Runtime>(
-        &self,
-        app: &AppHandle<R>,
-        preferences: &Preferences,
-    ) -> CommandResult<()> {
+    pub fn save_preferences(&self, preferences: &Preferences) -> CommandResult<()> {
         if !matches!(preferences.theme.as_str(), "system" | "light" | "dark") {
             return Err(ApiError::invalid_args(format!(
                 "theme \"{}\": use system, light or dark",
                 preferences.theme
             )));
         }
-        let store = app
-            .store(self.dir.join("settings.json"))
-            .map_err(|e| ApiError::internal(e.to_string()))?;
-        if preferences.start_at_login != self.preferences(app).start_at_login {
+        if preferences.start_at_login != self.preferences().start_at_login {
             let home = self
                 .home_flag
                 .as_ref()
@@ -182,10 +173,13 @@ impl Console {
             crate::autostart::set_autostart(preferences.start_at_login, home.as_deref())
                 .map_err(|e| ApiError::internal(format!("Start at login: {e}")))?;
         }
-        store.set("notifications", preferences.notifications);
-        store.set("theme", preferences.theme.clone());
-        store.set("closeToTray", preferences.close_to_tray);
-        store.save().map_err(|e| ApiError::internal(e.to_string()))
+        self.settings
+            .set(&[
+                ("notifications", preferences.notifications.into()),
+                ("theme", preferences.theme.clone().into()),
+                ("closeToTray", preferences.close_to_tray.into()),
+            ])
+            .map_err(ApiError::internal)
     }
 }
 

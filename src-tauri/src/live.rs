@@ -80,7 +80,7 @@ pub fn start(app: AppHandle) {
                 desktop.show_waiting(&app, &pending);
             }
             let held = desktop.is_some_and(|d| d.notifications_paused());
-            if !fresh.is_empty() && !held && console.preferences(&app).notifications {
+            if !fresh.is_empty() && !held && console.preferences().notifications {
                 for action in fresh {
                     notify(&app, action);
                 }
@@ -109,7 +109,7 @@ fn remind(
         let held = app
             .try_state::<crate::desktop::Desktop>()
             .is_some_and(|d| d.notifications_paused());
-        if held || !console.preferences(app).notifications {
+        if held || !console.preferences().notifications {
             continue;
         }
         let app = app.clone();

@@ -11,6 +11,7 @@ mod console;
 mod desktop;
 mod live;
 mod notifications;
+mod settings_file;
 
 use console::Console;
 use std::path::PathBuf;
@@ -49,7 +50,6 @@ fn main() {
                 None => desktop::show_window(app, None),
             },
         ))
-        .plugin(tauri_plugin_store::Builder::new().build())
         .manage(console)
         .on_window_event(|window, event| {
             if window.label() == desktop::WINDOW && matches!(event, tauri::WindowEvent::Destroyed) {
@@ -75,8 +75,8 @@ fn main() {
             let phone_app = handle.clone();
             tauri::async_runtime::spawn(async move {
                 let console = phone_app.state::<Console>();
-                if console.phone_wanted(&phone_app)
-                    && let Err(error) = console.set_phone(&phone_app, true).await
+                if console.phone_wanted()
+                    && let Err(error) = console.set_phone(true).await
                 {
                     eprintln!("codemode-console: the phone page: {}", error.message);
                 }
@@ -156,8 +156,7 @@ fn main() {
         } = event
         {
             let console = app.state::<Console>();
-            if app.try_state::<desktop::Desktop>().is_some()
-                && console.preferences(app).close_to_tray
+            if app.try_state::<desktop::Desktop>().is_some() && console.preferences().close_to_tray
             {
                 api.prevent_exit();
             }

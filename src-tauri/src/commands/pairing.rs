@@ -3,7 +3,7 @@
 use crate::console::{CommandResult, Console};
 use codemode_api::ApiError;
 use serde::Serialize;
-use tauri::{AppHandle, State};
+use tauri::State;
 
 /// Settings → "Approve from a phone": whether the page is served and where, and the paired devices.
 #[derive(Serialize)]
@@ -29,12 +29,8 @@ pub async fn phone(console: State<'_, Console>) -> CommandResult<PhoneView> {
 }
 
 #[tauri::command]
-pub async fn set_phone(
-    app: AppHandle,
-    console: State<'_, Console>,
-    on: bool,
-) -> CommandResult<PhoneView> {
-    console.set_phone(&app, on).await?;
+pub async fn set_phone(console: State<'_, Console>, on: bool) -> CommandResult<PhoneView> {
+    console.set_phone(on).await?;
     phone(console).await
 }
 

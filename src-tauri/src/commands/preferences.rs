@@ -4,7 +4,7 @@ use crate::console::{CommandResult, Console, Preferences};
 use codemode_api::RuntimeForm;
 use connectors::config::{self, RuntimeSettings};
 use serde::Serialize;
-use tauri::{AppHandle, State};
+use tauri::State;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -16,14 +16,14 @@ pub struct SettingsView {
 }
 
 #[tauri::command]
-pub async fn settings(app: AppHandle, console: State<'_, Console>) -> CommandResult<SettingsView> {
+pub async fn settings(console: State<'_, Console>) -> CommandResult<SettingsView> {
     let runtime = match console.api().await {
         Ok(api) => api.runtime_settings(),
         Err(_) => RuntimeForm::from(&RuntimeSettings::default()),
     };
     Ok(SettingsView {
         runtime,
-        preferences: console.preferences(&app),
+        preferences: console.preferences(),
         data_dir: console.dir.display().to_string(),
         config_path: console.dir.join(config::FILE_NAME).display().to_string(),
     })
@@ -33,21 +33,19 @@ pub async fn settings(app: AppHandle, console: State<'_, Console>) -> CommandRes
 /// data directory with them.
 #[tauri::command]
 pub async fn save_runtime_settings(
-    app: AppHandle,
     console: State<'_, Console>,
     runtime: RuntimeForm,
 ) -> CommandResult<SettingsView> {
     console.api().await?.save_runtime_settings(&runtime)?;
     console.reopen().await;
-    settings(app, console).await
+    settings(console).await
 }
 
 #[tauri::command]
 pub async fn save_preferences(
-    app: AppHandle,
     console: State<'_, Console>,
     preferences: Preferences,
 ) -> CommandResult<Preferences> {
-    console.save_preferences(&app, &preferences)?;
-    Ok(console.preferences(&app))
+    console.save_preferences(&preferences)?;
+    Ok(console.preferences())
 }
