@@ -18,6 +18,15 @@ use std::path::PathBuf;
 use tauri::Manager;
 
 fn main() {
+    // Without a display GTK cannot start, and tao would panic with a backtrace (over SSH, in a container);
+    // say what is missing instead.
+    if std::env::var_os("DISPLAY").is_none() && std::env::var_os("WAYLAND_DISPLAY").is_none() {
+        eprintln!(
+            "codemode-console: no display to open the window on (neither DISPLAY nor WAYLAND_DISPLAY is \
+             set). Start it in a desktop session; agents can use `codemode mcp` meanwhile."
+        );
+        std::process::exit(1);
+    }
     // GTK's own OpenGL is not needed to show the page (WebKit renders in its web process) and costs the main
     // process a GL driver (~30 MiB with Mesa) for as long as it lives, the tray included (docs/desktop.md).
     if std::env::var_os("GDK_GL").is_none() {
