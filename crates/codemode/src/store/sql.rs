@@ -172,6 +172,9 @@ pub enum DbError {
     Postgres(#[from] tokio_postgres::Error),
     #[error("{0}")]
     Pool(String),
+    /// No session could be started with the server: the socket did not connect, or the start timed out.
+    #[error("error connecting to server: {0}")]
+    Connect(String),
     /// A query that always returns a row (an aggregate) returned none.
     #[error("a query that returns a row returned none")]
     NoRow,
@@ -194,6 +197,9 @@ impl DbError {
     /// down, unreachable): what may succeed a moment later on a new connection.
     pub(crate) fn is_connection_lost(&self) -> bool {
         use tokio_postgres::error::SqlState;
+        if matches!(self, DbError::Connect(_)) {
+            return true;
+        }
         let DbError::Postgres(error) = self else {
             return false;
         };

@@ -1,15 +1,15 @@
 //! How statements reach PostgreSQL: a transaction's requests queued and sent in one flight with the next
 //! statement that needs an answer, parameters typed as the server inferred them, and rows decoded.
 
+use super::driven::Driven;
+use super::pool::Pooled;
 use crate::store::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
-use deadpool_postgres::Object;
-use futures_executor::block_on;
 use std::sync::atomic::Ordering;
 use tokio_postgres::types::{ToSql, Type};
 
-/// One pooled connection. Statements are prepared once per connection (deadpool's statement cache).
-pub(crate) struct Connection {
-    pub(super) client: Option<Object>,
+/// One pooled connection, for one transaction or read. Statements are prepared once per connection.
+pub(crate) struct Connection<'a> {
+    pub(super) pooled: Pooled<'a>,
     /// What this transaction has not sent yet — its BEGIN, then writes whose answer nobody needs — to leave
     /// in one flight with the next statement that needs an answer, or with COMMIT: tokio-postgres pipelines
     /// requests whose futures are polled together, so a recorded call's transaction is two round trips.
@@ -52,7 +52,7 @@ pub(super) enum Answer {
     Done,
 }
 
-impl Connection {
+impl Connection<'_> {
     pub(super) fn queue(&self, request: Queued) {
         self.queued
             .lock()
@@ -71,7 +71,8 @@ impl Connection {
     /// Sends everything queued, then `last` (or the simple statements `simple` when `last` is `None`), all in
     /// one flight, and waits for the answers: the first failure is what the caller hears.
     pub(super) fn flight(&self, last: Option<Last<'_>>, simple: &str) -> Result<Answer, Flight> {
-        let client = self.client().map_err(Flight::Earlier)?;
+        let driven = self.driven().map_err(Flight::Earlier)?;
+        let client = &driven.client;
         let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
         let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
         let last = async {
@@ -87,11 +88,37 @@ impl Connection {
                 None => client.batch_execute(simple).await.map(|()| Answer::Done),
             }
         };
-        let (earlier, last) = block_on(futures_util::future::join(earlier, last));
+        let (earlier, last) = driven.wait(futures_util::future::join(earlier, last));
         if let Some(error) = earlier.into_iter().find_map(Result::err) {
             return Err(Flight::Earlier(error.into()));
         }
         last.map_err(|e| Flight::Last(e.into()))
+    }
+
+    /// Sends everything queued, then `statement` and the simple statements `commit` (which end the
+    /// transaction), in one flight; how many rows `statement` changed.
+    pub(super) fn committing(
+        &self,
+        statement: &tokio_postgres::Statement,
+        values: &[Typed],
+        commit: &str,
+    ) -> Result<u64, Flight> {
+        let driven = self.driven().map_err(Flight::Earlier)?;
+        let client = &driven.client;
+        let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
+        let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
+        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+        let (earlier, changed, committed) = driven.wait(futures_util::future::join3(
+            earlier,
+            client.execute(statement, &refs),
+            client.batch_execute(commit),
+        ));
+        if let Some(error) = earlier.into_iter().find_map(Result::err) {
+            return Err(Flight::Earlier(error.into()));
+        }
+        let changed = changed.map_err(|e| Flight::Earlier(e.into()))?;
+        committed.map_err(|e| Flight::Last(e.into()))?;
+        Ok(changed)
     }
 
     /// Sends the queued requests now, if any (a read outside a transaction never queues).
@@ -107,33 +134,28 @@ impl Connection {
         self.flight(None, "").map(|_| ()).map_err(Flight::error)
     }
 
-    fn client(&self) -> Result<&Object, DbError> {
-        self.client
-            .as_ref()
-            .ok_or_else(|| DbError::Pool("the connection was discarded".to_owned()))
+    fn driven(&self) -> Result<&Driven, DbError> {
+        self.pooled.driven()
     }
 
     /// Runs statements without parameters (the simple query protocol).
     pub(crate) fn batch(&self, sql: &str) -> Result<(), DbError> {
-        let client = self.client()?;
-        Ok(block_on(client.batch_execute(sql))?)
+        let driven = self.driven()?;
+        Ok(driven.wait(driven.client.batch_execute(sql))?)
     }
 
     /// Takes the connection out of the pool for good: it may be inside a transaction that could not be
     /// ended, and closing it makes the server roll that back.
     pub(super) fn discard(&mut self) {
-        if let Some(client) = self.client.take() {
-            drop(Object::take(client));
-        }
+        self.pooled.discard();
     }
 
-    fn prepared(
+    pub(super) fn prepared(
         &self,
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<(tokio_postgres::Statement, Vec<Typed>), DbError> {
-        let client = self.client()?;
-        let statement = block_on(client.prepare_cached(&postgres_placeholders(sql)))?;
+        let statement = self.driven()?.prepared(&postgres_placeholders(sql))?;
         let values = statement
             .params()
             .iter()
@@ -144,7 +166,7 @@ impl Connection {
     }
 }
 
-impl Sql for Connection {
+impl Sql for Connection<'_> {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
@@ -179,7 +201,10 @@ impl Sql for Connection {
 }
 
 /// Sends one queued request and waits for its answer.
-async fn send(client: &Object, request: &Queued) -> Result<(), tokio_postgres::Error> {
+async fn send(
+    client: &tokio_postgres::Client,
+    request: &Queued,
+) -> Result<(), tokio_postgres::Error> {
     match request {
         Queued::Simple(sql) => client.batch_execute(sql).await,
         Queued::Prepared(statement, values) => {

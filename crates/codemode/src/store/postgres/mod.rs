@@ -1,17 +1,19 @@
-//! The store on PostgreSQL (docs/shared-store.md): a pool of tokio-postgres connections driven by a runtime
-//! of its own, so the store's synchronous calls can wait on them from any thread (a tokio worker included),
-//! plus one connection that only LISTENs: every host's commits move a change counter, and the decisions
-//! handed to this host arrive on a channel.
+//! The store on PostgreSQL (docs/shared-store.md): a pool of tokio-postgres connections, each driven by the
+//! thread that waits on it (so the store's synchronous calls work from any thread, a tokio worker included),
+//! plus one connection on a small runtime of the store's own that only LISTENs: every host's commits move a
+//! change counter, and the decisions handed to this host arrive on a channel.
 
+mod driven;
 mod flights;
 mod listener;
+mod pool;
 
 use super::postgres_tls;
 use super::sql::{DbError, Param, Sql};
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use driven::Target;
 use flights::{Connection, Flight, Queued};
-use futures_executor::block_on;
 use listener::{Listening, listen};
+use pool::Pool;
 use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -54,9 +56,10 @@ enum Failed {
 
 /// A pool of connections to one PostgreSQL database, and the counter of the changes announced on it.
 pub(crate) struct Postgres {
-    /// Taken on drop, to shut down without blocking (the store may be dropped on an async worker).
+    /// Runs the listener; taken on drop, to shut down without blocking (the store may be dropped on an
+    /// async worker).
     runtime: Option<tokio::runtime::Runtime>,
-    pool: Pool,
+    pool: Arc<Pool>,
     /// Notifications received, and reconnections of the listener (which may have missed some).
     announced: Arc<AtomicU64>,
     /// The same count, for those who wait for a change.
@@ -94,19 +97,11 @@ impl Postgres {
             .enable_all()
             .build()
             .map_err(|e| DbError::Pool(format!("cannot start the database runtime: {e}")))?;
-        let manager = Manager::from_config(
-            config.clone(),
-            connector.clone(),
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(8)
-            .runtime(deadpool_postgres::Runtime::Tokio1)
-            .create_timeout(Some(CONNECT_TIMEOUT))
-            .build()
-            .map_err(|e| DbError::Pool(e.to_string()))?;
+        let pool = Arc::new(Pool::new(Target {
+            config: config.clone(),
+            connector: connector.clone(),
+            connect_timeout: CONNECT_TIMEOUT,
+        }));
         let announced = Arc::new(AtomicU64::new(0));
         let (changed, changes) = tokio::sync::watch::channel(0);
         let (handed, hand_offs) = tokio::sync::mpsc::unbounded_channel();
@@ -144,30 +139,10 @@ impl Postgres {
         }
     }
 
-    /// Runs `future` on the store's runtime (which new connections need) and waits for it.
-    fn run<T: Send + 'static>(
-        &self,
-        future: impl Future<Output = Result<T, DbError>> + Send + 'static,
-    ) -> Result<T, DbError> {
-        let runtime = self
-            .runtime
-            .as_ref()
-            .ok_or_else(|| DbError::Pool("the store is closed".to_owned()))?;
-        block_on(runtime.spawn(future))
-            .map_err(|e| DbError::Pool(format!("the database task failed: {e}")))?
-    }
-
     /// A pooled connection.
-    pub(crate) fn connection(&self) -> Result<Connection, DbError> {
-        let pool = self.pool.clone();
-        let client = self.run(async move {
-            pool.get().await.map_err(|e| match e {
-                deadpool_postgres::PoolError::Backend(e) => DbError::Postgres(e),
-                other => DbError::Pool(other.to_string()),
-            })
-        })?;
+    pub(crate) fn connection(&self) -> Result<Connection<'_>, DbError> {
         Ok(Connection {
-            client: Some(client),
+            pooled: self.pool.get()?,
             queued: std::sync::Mutex::new(Vec::new()),
             quiet: std::sync::atomic::AtomicBool::new(false),
         })
@@ -176,7 +151,7 @@ impl Postgres {
     /// Runs `f` on a pooled connection, outside a transaction (reads).
     pub(crate) fn read<T>(
         &self,
-        mut f: impl FnMut(&Connection) -> Result<T, DbError>,
+        mut f: impl FnMut(&Connection<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
         self.retrying(|| {
             let connection = self.connection().map_err(Failed::BeforeCommit)?;
@@ -192,16 +167,9 @@ impl Postgres {
         &self,
         locks: &[Lock],
         announce: &str,
-        mut f: impl FnMut(&Connection) -> Result<T, DbError>,
+        mut f: impl FnMut(&Connection<'_>) -> Result<T, DbError>,
     ) -> Result<T, DbError> {
-        // BEGIN and the locks in one round trip (they are integers: nothing to quote).
-        let mut begin = "BEGIN".to_owned();
-        for lock in locks {
-            begin.push_str(&match lock {
-                Lock::Exclusive(key) => format!("; SELECT pg_advisory_xact_lock({key})"),
-                Lock::Shared(key) => format!("; SELECT pg_advisory_xact_lock_shared({key})"),
-            });
-        }
+        let begin = begin_sql(locks);
         self.retrying(|| {
             let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
             // BEGIN leaves with the transaction's first statement, in one flight (docs/shared-store.md,
@@ -217,15 +185,7 @@ impl Postgres {
                     return Err(Failed::BeforeCommit(error));
                 }
             };
-            // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
-            let payload = announce.replace('\'', "''");
-            let quiet = connection.quiet.load(Ordering::SeqCst) && self.announce_later();
-            let commit = if quiet {
-                "COMMIT".to_owned()
-            } else {
-                self.announced_at.store(self.since_open(), Ordering::SeqCst);
-                format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT")
-            };
+            let commit = self.commit_sql(connection.quiet.load(Ordering::SeqCst), announce);
             match connection.flight(None, &commit) {
                 Ok(_) => {}
                 // A write sent with COMMIT failed: the transaction is aborted and COMMIT never ran (the
@@ -244,6 +204,58 @@ impl Postgres {
             self.commits.fetch_add(1, Ordering::SeqCst);
             Ok(value)
         })
+    }
+
+    /// One statement in a transaction of its own, sent in one flight with BEGIN, the `locks` and COMMIT; how
+    /// many rows it changed. For a write whose conditions are in its SQL, so nothing is read first
+    /// (docs/shared-store.md, "Fewer round trips"). `quiet` as [`Sql::quiet`].
+    pub(crate) fn commit_one(
+        &self,
+        locks: &[Lock],
+        announce: &str,
+        quiet: bool,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<u64, DbError> {
+        let begin = begin_sql(locks);
+        self.retrying(|| {
+            let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
+            let (statement, values) = connection
+                .prepared(sql, params)
+                .map_err(Failed::BeforeCommit)?;
+            connection.queue(Queued::Simple(begin.clone()));
+            let commit = self.commit_sql(quiet, announce);
+            match connection.committing(&statement, &values, &commit) {
+                Ok(changed) => {
+                    self.commits.fetch_add(1, Ordering::SeqCst);
+                    Ok(changed)
+                }
+                // BEGIN or the statement failed: the transaction is aborted, and a NOTIFY before COMMIT
+                // failed with it, so COMMIT never ran (as in `transaction`): end it here.
+                Err(Flight::Earlier(error)) if !error.is_connection_lost() => {
+                    if connection.batch("ROLLBACK").is_err() {
+                        connection.discard();
+                    }
+                    Err(Failed::BeforeCommit(error))
+                }
+                Err(Flight::Earlier(error) | Flight::Last(error)) => {
+                    connection.discard();
+                    Err(Failed::AtCommit(error))
+                }
+            }
+        })
+    }
+
+    /// What ends a write transaction: COMMIT, after a NOTIFY unless the transaction is `quiet` and may go
+    /// unannounced ([`Postgres::announce_later`]).
+    fn commit_sql(&self, quiet: bool, announce: &str) -> String {
+        if quiet && self.announce_later() {
+            return "COMMIT".to_owned();
+        }
+        self.announced_at.store(self.since_open(), Ordering::SeqCst);
+        // NOTIFY takes only a literal; runtime names are letters, digits, '_', '-' and '.'.
+        let payload = announce.replace('\'', "''");
+        format!("NOTIFY {CHANNEL}, '{payload}'; COMMIT")
     }
 
     fn since_open(&self) -> u64 {
@@ -270,11 +282,19 @@ impl Postgres {
                 tokio::time::sleep(PROGRESS_EVERY).await;
                 owed.store(false, Ordering::SeqCst);
                 announced_at.store(opened.elapsed().as_millis() as u64, Ordering::SeqCst);
-                if let Ok(client) = pool.get().await {
-                    let _ = client
-                        .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &runtime])
-                        .await;
-                }
+                // A pooled connection is driven by the thread that waits on it: not this runtime's worker.
+                let _ = tokio::task::spawn_blocking(move || {
+                    if let Ok(pooled) = pool.get()
+                        && let Ok(driven) = pooled.driven()
+                    {
+                        let _ = driven.wait(
+                            driven
+                                .client
+                                .execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &runtime]),
+                        );
+                    }
+                })
+                .await;
             });
         }
         true
@@ -343,6 +363,18 @@ impl Drop for Postgres {
             runtime.shutdown_background();
         }
     }
+}
+
+/// BEGIN and the advisory locks, to go in one flight (they are integers: nothing to quote).
+fn begin_sql(locks: &[Lock]) -> String {
+    let mut begin = "BEGIN".to_owned();
+    for lock in locks {
+        begin.push_str(&match lock {
+            Lock::Exclusive(key) => format!("; SELECT pg_advisory_xact_lock({key})"),
+            Lock::Shared(key) => format!("; SELECT pg_advisory_xact_lock_shared({key})"),
+        });
+    }
+    begin
 }
 
 /// `url` with its password replaced, for messages.
