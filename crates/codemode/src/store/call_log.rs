@@ -1,13 +1,14 @@
 //! Writes to a run's call log (`cm_log`): what each call does and how it ended, a step's value, and what a
 //! person is shown while a call waits.
 
+use super::fresh_call::{ENTRY_COLUMNS, ENTRY_VALUES, NewEntry};
 use super::reruns::Inheriting;
 use super::rows::{parse_decision, parse_json, status_of};
 use super::runs::{cap, fail_in, of_runtime, touch};
 use super::sql::{Sql, args};
 use super::{Result, Store, StoreError};
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
-use crate::model::{Actor, Decision, DecisionKind, EntryState, ExecutionStatus};
+use crate::model::{Decision, DecisionKind, EntryState, ExecutionStatus};
 use crate::rules::{Effect, Verdict};
 use crate::transitions::{self, Attempt, CallStep, Recorded};
 use serde_json::{Value, json};
@@ -43,6 +44,17 @@ impl Store {
         now: i64,
     ) -> Result<CallPlan, StoreError> {
         let requires_approval = verdict.effect == Effect::Ask;
+        let attempt = Attempt {
+            connector,
+            method,
+            args,
+            requires_approval,
+        };
+        if let Some(plan) =
+            self.record_allowed_at_once(id, seq, &attempt, canonical, verdict, ephemeral, now)?
+        {
+            return Ok(plan);
+        }
         self.write_run(id, |tx| {
             // The run's status and what is recorded at `seq`, in one statement: on PostgreSQL it travels with
             // BEGIN, and the writes below with COMMIT — two round trips (docs/shared-store.md, "Transactions").
@@ -61,7 +73,6 @@ impl Store {
                 has_error: e.error.is_some(),
                 edited: edited.as_ref(),
             });
-            let attempt = Attempt { connector, method, args, requires_approval };
             let step = transitions::call_step(status, recorded.as_ref(), &attempt);
             let Some(existing) = existing else {
                 return match step {
@@ -144,77 +155,27 @@ impl Store {
                 return Ok(CallPlan::Pause);
             }
         }
-        let decision = verdict.rule.as_ref().and_then(|rule| {
-            let kind = match verdict.effect {
-                Effect::Allow => DecisionKind::Allowed,
-                Effect::Deny => DecisionKind::Denied,
-                Effect::Ask => return None,
-            };
-            Some(Decision {
-                reason: verdict.reason.clone(),
-                rule: Some(rule.clone()),
-                ..Decision::plain(kind, Actor::Rule, now)
-            })
-        });
-        let denied = (verdict.effect == Effect::Deny).then(|| {
-            crate::rules::denied_message(
-                connector,
-                method,
-                verdict.rule.as_deref().unwrap_or_default(),
-                verdict.reason.as_deref(),
-            )
-        });
-        let asks = verdict.effect == Effect::Ask;
-        let decide_within = verdict.decide_within_ms.filter(|_| asks);
-        let state = match verdict.effect {
-            Effect::Ask => "pending",
-            Effect::Allow => "executing",
-            Effect::Deny => "error",
-        };
+        let entry = NewEntry::new(
+            id, seq, attempt, args_text, canonical, verdict, ephemeral, now,
+        );
         tx.execute_later(
             // A new entry, or one replaced whole (what SQLite's INSERT OR REPLACE did): every column is set.
-            "INSERT INTO cm_log
-               (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
-                error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown, canonical,
-                asked_by, confirm_in_app, ask_in_client, decide_within, decide_by, quorum, asked_at, started_at,
-                finished_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL, ?13, ?14, ?15,
-                     ?16, ?17, ?18, ?19, ?20, ?21, ?22)
-             ON CONFLICT (execution_id, seq) DO UPDATE SET
-               connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
-               requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
-               state = excluded.state, error = excluded.error, decision = excluded.decision,
-               decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
-               divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
-               asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app,
-               ask_in_client = excluded.ask_in_client, decide_within = excluded.decide_within,
-               decide_by = excluded.decide_by, quorum = excluded.quorum, asked_at = excluded.asked_at,
-               started_at = excluded.started_at, finished_at = excluded.finished_at",
-            args![
-                id,
-                seq as i64,
-                connector,
-                method,
-                args_text,
-                verdict.effect == Effect::Ask,
-                ephemeral,
-                state,
-                denied,
-                decision.as_ref().map(|d| serde_json::to_string(d).unwrap_or_default()),
-                decision.as_ref().map(|_| Actor::Rule.as_str()),
-                decision.as_ref().map(|_| now),
-                canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
-                verdict.rule.as_deref().filter(|_| verdict.effect == Effect::Ask),
-                verdict.confirm_in_app,
-                asks && verdict.ask_in_client,
-                decide_within,
-                decide_within.map(|ms| now.saturating_add(ms)),
-                verdict.quorum.filter(|_| asks).map(i64::from),
-                asks.then_some(now),
-                (verdict.effect == Effect::Allow).then_some(now),
-                (verdict.effect == Effect::Deny).then_some(now),
-            ],
+            &format!(
+                "INSERT INTO cm_log {ENTRY_COLUMNS} VALUES ({ENTRY_VALUES})
+                 ON CONFLICT (execution_id, seq) DO UPDATE SET
+                   connector = excluded.connector, method = excluded.method, args = excluded.args, result = NULL,
+                   requires_approval = excluded.requires_approval, ephemeral = excluded.ephemeral,
+                   state = excluded.state, error = excluded.error, decision = excluded.decision,
+                   decided_by = excluded.decided_by, decided_at = excluded.decided_at, interrupted = 0,
+                   divergence = NULL, reverted_at = NULL, shown = NULL, canonical = excluded.canonical,
+                   asked_by = excluded.asked_by, confirm_in_app = excluded.confirm_in_app,
+                   ask_in_client = excluded.ask_in_client, decide_within = excluded.decide_within,
+                   decide_by = excluded.decide_by, quorum = excluded.quorum, asked_at = excluded.asked_at,
+                   started_at = excluded.started_at, finished_at = excluded.finished_at"
+            ),
+            &entry.params(),
         )?;
+        let denied = entry.error;
         if let Some(rule) = &verdict.rule {
             tx.execute_later(
                 "UPDATE cm_rules SET hits = hits + 1, last_hit = ?3 WHERE runtime = ?1 AND id = ?2",

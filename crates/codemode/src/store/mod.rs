@@ -10,6 +10,7 @@ mod claims;
 mod devices_table;
 mod error;
 mod faults;
+mod fresh_call;
 mod hosts;
 mod location;
 mod migrations;

@@ -1,0 +1,207 @@
+//! A new call's entry in the call log: its columns as every path writes them, and on PostgreSQL the common
+//! case — a call the rules allow, past everything recorded — decided and recorded by one statement whose
+//! conditions are in its SQL, so it travels with BEGIN and COMMIT in one round trip (docs/shared-store.md,
+//! "Fewer round trips").
+
+use super::Store;
+use super::call_log::CallPlan;
+use super::postgres::Lock;
+use super::sql::{Param, args};
+use super::transactions::{Database, advisory_key, off_async_workers};
+use super::{Result, StoreError};
+use crate::model::{Actor, Decision, DecisionKind};
+use crate::rules::{Effect, Verdict};
+use crate::transitions::Attempt;
+use serde_json::Value;
+
+/// The columns of a new entry, in the order of [`ENTRY_VALUES`].
+pub(super) const ENTRY_COLUMNS: &str = "(execution_id, seq, connector, method, args, result, requires_approval,
+    ephemeral, state, error, decision, decided_by, decided_at, interrupted, divergence, reverted_at, shown,
+    canonical, asked_by, confirm_in_app, ask_in_client, decide_within, decide_by, quorum, asked_at, started_at,
+    finished_at)";
+
+/// A new entry's values: [`NewEntry::params`] as `?1`…`?22`.
+pub(super) const ENTRY_VALUES: &str =
+    "?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 0, NULL, NULL, NULL,
+    ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22";
+
+/// What a new entry holds, as its verdict says: `pending` when a person must decide, `executing` when it may
+/// run, `error` with the rule's message when a rule denies it; a rule's verdict is its decision.
+pub(super) struct NewEntry<'a> {
+    id: &'a str,
+    seq: i64,
+    connector: &'a str,
+    method: &'a str,
+    args: Option<String>,
+    asks: bool,
+    ephemeral: bool,
+    state: &'static str,
+    pub(super) error: Option<String>,
+    decision: Option<String>,
+    decided_by: Option<&'static str>,
+    decided_at: Option<i64>,
+    canonical: Option<String>,
+    asked_by: Option<&'a str>,
+    confirm_in_app: bool,
+    ask_in_client: bool,
+    decide_within: Option<i64>,
+    decide_by: Option<i64>,
+    quorum: Option<i64>,
+    asked_at: Option<i64>,
+    started_at: Option<i64>,
+    finished_at: Option<i64>,
+}
+
+impl<'a> NewEntry<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn new(
+        id: &'a str,
+        seq: u64,
+        attempt: &Attempt<'a>,
+        args: Option<String>,
+        canonical: Option<&Value>,
+        verdict: &'a Verdict,
+        ephemeral: bool,
+        now: i64,
+    ) -> NewEntry<'a> {
+        let (connector, method) = (attempt.connector, attempt.method);
+        let decision = verdict.rule.as_ref().and_then(|rule| {
+            let kind = match verdict.effect {
+                Effect::Allow => DecisionKind::Allowed,
+                Effect::Deny => DecisionKind::Denied,
+                Effect::Ask => return None,
+            };
+            Some(Decision {
+                reason: verdict.reason.clone(),
+                rule: Some(rule.clone()),
+                ..Decision::plain(kind, Actor::Rule, now)
+            })
+        });
+        let asks = verdict.effect == Effect::Ask;
+        let decide_within = verdict.decide_within_ms.filter(|_| asks);
+        NewEntry {
+            id,
+            seq: seq as i64,
+            connector,
+            method,
+            args,
+            asks,
+            ephemeral,
+            state: match verdict.effect {
+                Effect::Ask => "pending",
+                Effect::Allow => "executing",
+                Effect::Deny => "error",
+            },
+            error: (verdict.effect == Effect::Deny).then(|| {
+                crate::rules::denied_message(
+                    connector,
+                    method,
+                    verdict.rule.as_deref().unwrap_or_default(),
+                    verdict.reason.as_deref(),
+                )
+            }),
+            decided_by: decision.as_ref().map(|_| Actor::Rule.as_str()),
+            decided_at: decision.as_ref().map(|_| now),
+            decision: decision.map(|d| serde_json::to_string(&d).unwrap_or_default()),
+            canonical: canonical.map(|c| serde_json::to_string(c).unwrap_or_default()),
+            asked_by: verdict.rule.as_deref().filter(|_| asks),
+            confirm_in_app: verdict.confirm_in_app,
+            ask_in_client: asks && verdict.ask_in_client,
+            decide_within,
+            decide_by: decide_within.map(|ms| now.saturating_add(ms)),
+            quorum: verdict.quorum.filter(|_| asks).map(i64::from),
+            asked_at: asks.then_some(now),
+            started_at: (verdict.effect == Effect::Allow).then_some(now),
+            finished_at: (verdict.effect == Effect::Deny).then_some(now),
+        }
+    }
+
+    /// `?1`…`?22` of [`ENTRY_VALUES`].
+    pub(super) fn params(&self) -> Vec<Param<'_>> {
+        args![
+            self.id,
+            self.seq,
+            self.connector,
+            self.method,
+            self.args,
+            self.asks,
+            self.ephemeral,
+            self.state,
+            self.error,
+            self.decision,
+            self.decided_by,
+            self.decided_at,
+            self.canonical,
+            self.asked_by,
+            self.confirm_in_app,
+            self.ask_in_client,
+            self.decide_within,
+            self.decide_by,
+            self.quorum,
+            self.asked_at,
+            self.started_at,
+            self.finished_at,
+        ]
+        .to_vec()
+    }
+}
+
+impl Store {
+    /// On PostgreSQL, a call the rules allow with nothing recorded at `seq` (past the log, as every fresh
+    /// call is): its entry, its rule's hit and the run's touch by one statement, in one round trip. `None`
+    /// when the statement's conditions did not hold — the run is not running here, something is recorded at
+    /// `seq`, a rerun inherits it — and always on SQLite (nothing to save there): then [`Store::decide`]
+    /// reads and decides as it always does.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn record_allowed_at_once(
+        &self,
+        id: &str,
+        seq: u64,
+        attempt: &Attempt<'_>,
+        canonical: Option<&Value>,
+        verdict: &Verdict,
+        ephemeral: bool,
+        now: i64,
+    ) -> Result<Option<CallPlan>, StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(None);
+        };
+        if verdict.effect != Effect::Allow {
+            return Ok(None);
+        }
+        let args = attempt
+            .args
+            .map(|a| serde_json::to_string(a).unwrap_or_default());
+        if args
+            .as_deref()
+            .is_some_and(|text| crate::codec::utf16_len(text) > crate::codec::MAX_DURABLE_VALUE)
+        {
+            // Too large to record: the usual path fails the run with the reason.
+            return Ok(None);
+        }
+        let entry = NewEntry::new(id, seq, attempt, args, canonical, verdict, ephemeral, now);
+        let mut params = entry.params();
+        params.extend_from_slice(args![self.runtime, verdict.rule]);
+        let sql = format!(
+            "WITH run AS (
+               SELECT 1 FROM cm_executions e
+                WHERE e.id = ?1 AND e.runtime = ?23 AND e.status = 'running'
+                  AND (e.forked_from IS NULL OR e.diverged_at IS NOT NULL OR ?2 >= COALESCE(e.forked_seq, 0))
+                  AND NOT EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = ?1 AND l.seq = ?2)),
+             recorded AS (INSERT INTO cm_log {ENTRY_COLUMNS} SELECT {ENTRY_VALUES} FROM run RETURNING 1),
+             hit AS (UPDATE cm_rules SET hits = hits + 1, last_hit = ?21
+                      WHERE runtime = ?23 AND id = ?24 AND EXISTS (SELECT 1 FROM recorded))
+             UPDATE cm_executions SET updated_at = ?21
+              WHERE id = ?1 AND runtime = ?23 AND EXISTS (SELECT 1 FROM recorded)"
+        );
+        let locks = [
+            Lock::Shared(self.write_lock),
+            Lock::Exclusive(advisory_key("codemode run", id)),
+        ];
+        let changed = off_async_workers(|| {
+            // Quiet, as every allowed call's record: a running run's progress.
+            postgres.commit_one(&locks, &self.runtime, true, &sql, &params)
+        })?;
+        Ok((changed == 1).then_some(CallPlan::Execute))
+    }
+}
