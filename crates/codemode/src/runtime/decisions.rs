@@ -50,8 +50,8 @@ impl Runtime {
         shown: Option<&CallRef>,
     ) -> Result<Outcome, RuntimeError> {
         if self.inner.store.is_shared() {
-            let pending = self.inner.store.pending(Some(id))?.into_iter().next();
-            if let (Some(edited), Some(pending)) = (&decision.args, &pending)
+            if let Some(edited) = &decision.args
+                && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
                 && self.inner.connector(&pending.connector).is_some()
             {
                 self.check_edited(&pending.connector, &pending.method, edited)
@@ -59,8 +59,7 @@ impl Runtime {
             }
             match self.inner.store.hand_off(id, &decision, shown)? {
                 HandOff::Here => {}
-                HandOff::Handed(host) => {
-                    let seq = pending.map(|p| p.seq);
+                HandOff::Handed(host, seq) => {
                     return self.await_host(id, &host, seq).await;
                 }
                 HandOff::HostGone(host) => {

@@ -128,7 +128,7 @@ impl Store {
                 }
                 return Ok(Resume::NotPaused(run.status));
             }
-            tx.execute(
+            tx.execute_later(
                 &format!(
                     "UPDATE cm_log SET decided_by = ?2, decided_at = ?3, decision = {}
                      WHERE execution_id = ?1 AND state = 'pending'",
@@ -139,7 +139,7 @@ impl Store {
             if handed {
                 // Cleared only now: the decision's trigger on PostgreSQL takes the person from the handed
                 // decision, which the approver's own connection wrote (migration 15).
-                tx.execute(
+                tx.execute_later(
                     "UPDATE cm_executions SET handed = NULL, handed_seq = NULL WHERE id = ?1 AND runtime = ?2",
                     args![id, self.runtime],
                 )?;

@@ -5,10 +5,10 @@
 //! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
 
 use super::claims::other_call;
+use super::postgres;
 use super::quorum::{self, Counted, Tally};
 use super::rows::{Holder, RunRow, run_row};
-use super::sql::{Sql, args};
-use super::transactions::Database;
+use super::sql::{Dialect, Sql, args};
 use super::{Result, Store, StoreError};
 use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
 use crate::transitions::Holders;
@@ -41,8 +41,8 @@ pub struct HostIdentity {
 pub enum HandOff {
     /// The run is this host's (or has no host): resume it here.
     Here,
-    /// The decision is written; its host resumes the run.
-    Handed(RunHost),
+    /// The decision is written; its host resumes the run. With the seq of the call it decided.
+    Handed(RunHost, Option<u64>),
     /// Its host is gone: nothing was written.
     HostGone(RunHost),
     NotPaused(ExecutionStatus),
@@ -224,11 +224,30 @@ impl Store {
         expected: Option<&CallRef>,
     ) -> Result<HandOff, StoreError> {
         let text = self.attributed(decision);
-        let handed = self.write(|tx| {
+        // Who holds the run, read first without a transaction: a run of this host (the usual case) is
+        // resumed here, and a transaction that changed nothing would still cost two round trips on
+        // PostgreSQL. The transaction below reads it again under the lock.
+        let seen: Option<(Option<String>, Option<String>)> = self.with(|connection| {
+            connection.query_row_opt(
+                "SELECT e.owner_host, h.name FROM cm_executions e LEFT JOIN cm_hosts h ON h.id = e.owner_host
+                 WHERE e.id = ?1 AND e.runtime = ?2",
+                args![id, self.runtime],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+        })?;
+        if let Some((owner, _)) = &seen
+            && (owner.is_none() || owner.as_deref() == self.host_id())
+        {
+            return Ok(HandOff::Here);
+        }
+        self.write(|tx| {
             let Some(run) = run_row(tx, &self.runtime, id)? else {
                 return Ok(HandOff::Missing);
             };
-            let host_name = owner_host_name(tx, &run)?;
+            let host_name = match &seen {
+                Some((owner, Some(name))) if *owner == run.owner.host => Some(name.clone()),
+                _ => owner_host_name(tx, &run)?,
+            };
             let Some(host) = self
                 .run_host(&run.owner, host_name)
                 .filter(|host| !host.here)
@@ -255,22 +274,28 @@ impl Store {
                 Counted::Reached(votes) => quorum::with_votes(&text, votes),
                 Counted::Short(tally) => return Ok(HandOff::Short(tally)),
             };
-            let handed = tx.execute(
+            // RETURNING tells whether it was handed (a row-level policy may hide the row from a role that
+            // may not decide) and which call it decided, in the same round trip.
+            let handed = tx.query(
                 "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3,
                    handed_seq = (SELECT min(l.seq) FROM cm_log l WHERE l.execution_id = ?1 AND l.state = 'pending')
-                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
+                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL
+                 RETURNING handed_seq",
                 args![id, text, decision.at, self.runtime],
             )?;
-            Ok(if handed == 1 {
-                HandOff::Handed(host)
-            } else {
-                HandOff::AlreadyDecided
-            })
-        })?;
-        if let HandOff::Handed(host) = &handed {
-            self.announce_hand_off(&host.id, id)?;
-        }
-        Ok(handed)
+            let Some(row) = handed.first() else {
+                return Ok(HandOff::AlreadyDecided);
+            };
+            let seq = row.get::<Option<i64>>(0)?.map(|seq| seq as u64);
+            if tx.dialect() == Dialect::Postgres {
+                // Delivered at COMMIT, so the host hears of it only if it was written.
+                tx.execute_later(
+                    "SELECT pg_notify(?1, ?2)",
+                    args![postgres::CHANNEL, postgres::hand_off_payload(&self.runtime, &host.id, id)],
+                )?;
+            }
+            Ok(HandOff::Handed(host, seq))
+        })
     }
 
     /// The decision another host handed to this one for the run `id`, if it still waits.
@@ -375,14 +400,6 @@ impl Store {
                 Adoption::HostAlive(host)
             })
         })
-    }
-
-    /// Tells the host `host` that its run `id` was decided.
-    fn announce_hand_off(&self, host: &str, id: &str) -> Result<(), StoreError> {
-        match &self.database {
-            Database::Postgres(postgres) => Ok(postgres.notify_hand_off(host, id)?),
-            Database::Sqlite(_) => Ok(()),
-        }
     }
 }
 

@@ -349,35 +349,40 @@ impl Store {
     /// highest seq recorded in any state (for a rerun still served the old run's calls, at least its step).
     pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
         self.with(|connection| {
+            // One statement, so one round trip on PostgreSQL: the bounds in a row of their own, joined with
+            // the entries (none when nothing is applied).
             let rows = connection.query_map(
                 &format!(
-                    "SELECT seq, connector, method, args, result FROM cm_log
-                     WHERE execution_id = ?1 AND state = 'applied' AND ephemeral = 0 AND {} ORDER BY seq",
-                    of_runtime("?2")
+                    "SELECT b.end_seq, b.inheriting_until, l.seq, l.connector, l.method, l.args, l.result
+                     FROM (SELECT (SELECT coalesce(max(seq) + 1, 0) FROM cm_log
+                                   WHERE execution_id = ?1 AND {runtime}) AS end_seq,
+                                  (SELECT forked_seq FROM cm_executions
+                                   WHERE id = ?1 AND diverged_at IS NULL) AS inheriting_until) b
+                     LEFT JOIN cm_log l ON l.execution_id = ?1 AND l.state = 'applied' AND l.ephemeral = 0
+                                           AND {runtime}
+                     ORDER BY l.seq",
+                    runtime = of_runtime("?2")
                 ),
                 args![id, self.runtime],
                 |row| {
-                    Ok(ReplayEntry {
-                        seq: row.get::<i64>(0)? as u64,
-                        connector: row.get(1)?,
-                        method: row.get(2)?,
-                        args: raw(row.get::<Option<String>>(3)?),
-                        result: raw(row.get::<Option<String>>(4)?),
-                    })
+                    let bounds: (i64, Option<i64>) = (row.get(0)?, row.get(1)?);
+                    let entry = match row.get::<Option<i64>>(2)? {
+                        Some(seq) => Some(ReplayEntry {
+                            seq: seq as u64,
+                            connector: row.get(3)?,
+                            method: row.get(4)?,
+                            args: raw(row.get::<Option<String>>(5)?),
+                            result: raw(row.get::<Option<String>>(6)?),
+                        }),
+                        None => None,
+                    };
+                    Ok((bounds, entry))
                 },
             )?;
-            let entries = rows;
             // A rerun still served the old run's calls asks for everything before its step, steps included.
-            let (end, inheriting_until): (i64, Option<i64>) = connection.query_row(
-                &format!(
-                    "SELECT (SELECT coalesce(max(seq) + 1, 0) FROM cm_log WHERE execution_id = ?1 AND {}),
-                            (SELECT forked_seq FROM cm_executions WHERE id = ?1 AND diverged_at IS NULL)",
-                    of_runtime("?2")
-                ),
-                args![id, self.runtime],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )?;
+            let (end, inheriting_until) = rows.first().map(|(bounds, _)| *bounds).unwrap_or((0, None));
             let end = end.max(inheriting_until.unwrap_or(0));
+            let entries = rows.into_iter().filter_map(|(_, entry)| entry).collect();
             Ok((entries, end.max(0) as u64))
         })
     }

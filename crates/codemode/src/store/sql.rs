@@ -19,12 +19,6 @@ pub(crate) enum Param<'a> {
     Text(Cow<'a, str>),
 }
 
-impl<'a> Param<'a> {
-    pub(crate) fn from_str(text: &'a str) -> Self {
-        Param::Text(Cow::Borrowed(text))
-    }
-}
-
 /// A value that can be a statement's parameter, borrowed for the statement's length.
 pub(crate) trait ToParam {
     fn to_param(&self) -> Param<'_>;

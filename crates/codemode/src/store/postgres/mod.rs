@@ -9,7 +9,7 @@ mod listener;
 mod pool;
 
 use super::postgres_tls;
-use super::sql::{DbError, Param, Sql};
+use super::sql::{DbError, Param};
 use driven::Target;
 use flights::{Connection, Flight, Queued};
 use listener::{Listening, listen};
@@ -23,6 +23,12 @@ use std::time::Duration;
 /// The channel every write transaction notifies on commit, with its runtime's name as the payload; a decision
 /// handed to a host is `<runtime>\thand-off\t<host id>\t<run id>`.
 pub(crate) const CHANNEL: &str = "codemode";
+
+/// What tells the host `host` that its run `id` was decided: heard by its listener, and counted as a change
+/// by every host of the runtime.
+pub(crate) fn hand_off_payload(runtime: &str, host: &str, id: &str) -> String {
+    format!("{runtime}\thand-off\t{host}\t{id}")
+}
 
 /// What the listener tells this host about runs other hosts approved for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -208,7 +214,7 @@ impl Postgres {
 
     /// One statement in a transaction of its own, sent in one flight with BEGIN, the `locks` and COMMIT; how
     /// many rows it changed. For a write whose conditions are in its SQL, so nothing is read first
-    /// (docs/shared-store.md, "Fewer round trips"). `quiet` as [`Sql::quiet`].
+    /// (docs/shared-store.md, "Fewer round trips"). `quiet` as [`super::sql::Sql::quiet`].
     pub(crate) fn commit_one(
         &self,
         locks: &[Lock],
@@ -337,18 +343,6 @@ impl Postgres {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take()
-    }
-
-    /// Tells the host `host` that its run `id` was decided.
-    pub(crate) fn notify_hand_off(&self, host: &str, id: &str) -> Result<(), DbError> {
-        let payload = format!("{}\thand-off\t{host}\t{id}", self.runtime_name);
-        self.read(|connection| {
-            connection.execute(
-                "SELECT pg_notify(?1, ?2)",
-                &[Param::from_str(CHANNEL), Param::from_str(&payload)],
-            )
-        })?;
-        Ok(())
     }
 
     /// How many transactions this store committed.
