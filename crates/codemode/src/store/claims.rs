@@ -3,9 +3,9 @@
 //! never both win it.
 
 use super::quorum::{self, Counted, Tally};
-use super::rows::{parse_json, run_row};
+use super::rows::{Waiting, run_and_waiting, run_row};
 use super::runs::cap;
-use super::sql::{Dialect, Sql, args};
+use super::sql::{Dialect, args};
 use super::{Result, Store, StoreError};
 use crate::model::{CallRef, Decision, EntryState, ExecutionStatus};
 use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
@@ -89,7 +89,7 @@ impl Store {
         let original = decision;
         let decision = self.attributed(decision);
         self.write(|tx| {
-            let Some(run) = run_row(tx, &self.runtime, id)? else {
+            let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
                 return Ok(Resume::Missing);
             };
             match transitions::resume_step(run.status, self.holders(&run)) {
@@ -97,7 +97,7 @@ impl Store {
                 ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
                 ResumeStep::Claim => {}
             }
-            if let Some(other) = other_call(tx, id, expected)? {
+            if let Some(other) = other_call(id, expected, &waiting) {
                 return Ok(Resume::OtherCall(other));
             }
             if !handed && run.handed {
@@ -107,7 +107,7 @@ impl Store {
             let decision = if handed {
                 decision.clone()
             } else {
-                match quorum::count_approval(tx, id, original, &decision)? {
+                match quorum::count_approval(tx, id, original, &decision, waiting.first())? {
                     Counted::Alone => decision.clone(),
                     Counted::Reached(votes) => quorum::with_votes(&decision, votes),
                     Counted::Short(tally) => return Ok(Resume::Short(tally)),
@@ -215,7 +215,7 @@ impl Store {
     ) -> Result<Rejection, StoreError> {
         let now = decision.at;
         self.write(|tx| {
-            let Some(run) = run_row(tx, &self.runtime, id)? else {
+            let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
                 return Ok(Rejection::Missing);
             };
             let call = tx
@@ -245,12 +245,13 @@ impl Store {
                 return Ok(Rejection::AlreadyDecided);
             }
             if let Some(digest) = digest
-                && let Some(other) = other_call(tx, id, Some(&CallRef { seq, digest: Some(digest.to_owned()) }))?
+                && let Some(other) = other_call(id, Some(&CallRef { seq, digest: Some(digest.to_owned()) }), &waiting)
             {
                 return Ok(Rejection::OtherCall(other));
             }
             let actor = decision.by;
-            tx.execute(
+            // Both writes are conditional on what was read under the lock; they leave with COMMIT.
+            tx.execute_later(
                 &format!(
                     "UPDATE cm_log SET state = 'reverted', decided_by = ?3, decided_at = ?4, decision = {}
                      WHERE execution_id = ?1 AND seq = ?2 AND state = 'pending'",
@@ -259,7 +260,7 @@ impl Store {
                 args![id, seq as i64, actor.as_str(), now, self.attributed(decision)],
             )?;
             let error = crate::model::rejected_message(&connector, &method, decision, decide_within);
-            tx.execute(
+            tx.execute_later(
                 "UPDATE cm_executions SET status = 'rejected', error = ?2, updated_at = ?3 WHERE id = ?1 AND status = 'paused'",
                 args![id, cap(&error), now],
             )?;
@@ -272,25 +273,13 @@ impl Store {
 /// call at that seq has other arguments than the ones shown — or `None` when it waits as shown
 /// (docs/design.md, "A decision names its call").
 pub(super) fn other_call(
-    tx: &dyn Sql,
     id: &str,
     expected: Option<&CallRef>,
-) -> Result<Option<String>> {
-    let Some(expected) = expected else {
-        return Ok(None);
-    };
-    let waiting = tx.query_map(
-        "SELECT seq, args FROM cm_log WHERE execution_id = ?1 AND state = 'pending' ORDER BY seq",
-        args![id],
-        |row| {
-            Ok((
-                row.get::<i64>(0)? as u64,
-                parse_json(row.get::<Option<String>>(1)?),
-            ))
-        },
-    )?;
-    Ok(match waiting.iter().find(|(seq, _)| *seq == expected.seq) {
-        Some((_, args))
+    waiting: &[Waiting],
+) -> Option<String> {
+    let expected = expected?;
+    match waiting.iter().find(|w| w.seq == expected.seq) {
+        Some(Waiting { args, .. })
             if expected
                 .digest
                 .as_ref()
@@ -303,7 +292,7 @@ pub(super) fn other_call(
             expected.seq
         )),
         None => Some(match waiting.first() {
-            Some((seq, _)) => format!(
+            Some(Waiting { seq, .. }) => format!(
                 "execution \"{id}\" now waits on call {seq}, not on call {} that was shown",
                 expected.seq
             ),
@@ -312,7 +301,7 @@ pub(super) fn other_call(
                 expected.seq
             ),
         }),
-    })
+    }
 }
 
 /// The decision JSON in parameter `param`, with the call's `shown` (what the person was shown) merged in as

@@ -7,7 +7,7 @@
 use super::claims::other_call;
 use super::postgres;
 use super::quorum::{self, Counted, Tally};
-use super::rows::{Holder, RunRow, run_row};
+use super::rows::{Holder, RunRow, run_and_waiting, run_row};
 use super::sql::{Dialect, Sql, args};
 use super::{Result, Store, StoreError};
 use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
@@ -241,7 +241,7 @@ impl Store {
             return Ok(HandOff::Here);
         }
         self.write(|tx| {
-            let Some(run) = run_row(tx, &self.runtime, id)? else {
+            let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
                 return Ok(HandOff::Missing);
             };
             let host_name = match &seen {
@@ -263,13 +263,13 @@ impl Store {
             if !host.alive {
                 return Ok(HandOff::HostGone(host));
             }
-            if let Some(other) = other_call(tx, id, expected)? {
+            if let Some(other) = other_call(id, expected, &waiting) {
                 return Ok(HandOff::OtherCall(other));
             }
             if run.handed {
                 return Ok(HandOff::AlreadyDecided);
             }
-            let text = match quorum::count_approval(tx, id, decision, &text)? {
+            let text = match quorum::count_approval(tx, id, decision, &text, waiting.first())? {
                 Counted::Alone => text.clone(),
                 Counted::Reached(votes) => quorum::with_votes(&text, votes),
                 Counted::Short(tally) => return Ok(HandOff::Short(tally)),

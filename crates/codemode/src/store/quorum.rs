@@ -3,7 +3,7 @@
 //! (docs/design.md, "Four eyes").
 
 use super::Result;
-use super::rows::parse_json;
+use super::rows::Waiting;
 use super::sql::{Dialect, Sql, args};
 use crate::model::{Decision, EntryState, ToolLogEntry, Vote, args_digest};
 
@@ -28,29 +28,25 @@ pub(super) enum Counted {
     Short(Tally),
 }
 
-/// Counts `decision` (as `attributed`, the text the store records) toward the quorum of the call waiting in
-/// run `id`, inside the caller's write transaction. On PostgreSQL the approval's person is written by the
+/// Counts `decision` (as `attributed`, the text the store records) toward the quorum of `waiting`, the first
+/// call waiting in run `id`, inside the caller's write transaction. On PostgreSQL the approval's person is written by the
 /// server (migration 15), so a front end cannot count as someone else.
 pub(super) fn count_approval(
     tx: &dyn Sql,
     id: &str,
     decision: &Decision,
     attributed: &str,
+    waiting: Option<&Waiting>,
 ) -> Result<Counted> {
-    let waiting = tx.query_row_opt(
-        "SELECT seq, args, quorum FROM cm_log WHERE execution_id = ?1 AND state = 'pending' ORDER BY seq LIMIT 1",
-        args![id],
-        |row| {
-            Ok((
-                row.get::<i64>(0)?,
-                parse_json(row.get::<Option<String>>(1)?),
-                row.get::<Option<i64>>(2)?,
-            ))
-        },
-    )?;
-    let Some((seq, call_args, Some(need))) = waiting else {
+    let Some(Waiting {
+        seq,
+        args: call_args,
+        quorum: Some(need),
+    }) = waiting
+    else {
         return Ok(Counted::Alone);
     };
+    let (seq, need) = (*seq as i64, *need);
     let need = u32::try_from(need).unwrap_or(u32::MAX);
     if need <= 1 {
         return Ok(Counted::Alone);

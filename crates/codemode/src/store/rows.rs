@@ -79,14 +79,21 @@ fn forked_from(row: &Row) -> Result<Option<ForkedFrom>> {
     }))
 }
 
+/// The columns of `cm_log` that [`log_entry`] reads, in its order.
+pub(super) const LOG_COLUMNS: &str = "seq, connector, method, args, result, requires_approval, ephemeral, state,
+    decided_by, decided_at, interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app,
+    ask_in_client, decide_within, decide_by, quorum, asked_at, started_at, finished_at, inherited";
+
 pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
     let rows = connection.query_map(
-        "SELECT seq, connector, method, args, result, requires_approval, ephemeral, state, decided_by, decided_at,
-                interrupted, divergence, error, decision, canonical, asked_by, confirm_in_app, ask_in_client,
-                decide_within, decide_by, quorum, asked_at, started_at, finished_at, inherited
-         FROM cm_log WHERE execution_id = ?1
-           AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
-         ORDER BY seq", args![id, runtime], |row| log_entry(row, 0))?;
+        &format!(
+            "SELECT {LOG_COLUMNS} FROM cm_log WHERE execution_id = ?1
+               AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
+             ORDER BY seq"
+        ),
+        args![id, runtime],
+        |row| log_entry(row, 0),
+    )?;
     let mut rows = rows;
     super::quorum::fill_approvals(connection, id, &mut rows)?;
     Ok(rows)
@@ -204,6 +211,59 @@ pub(super) fn run_row(connection: &dyn Sql, runtime: &str, id: &str) -> Result<O
             })
         },
     )
+}
+
+/// A call waiting for a decision, as a claim checks it against what was shown and counts its quorum.
+pub(super) struct Waiting {
+    pub(super) seq: u64,
+    pub(super) args: Option<Value>,
+    /// How many people must approve it, when a rule asked for several.
+    pub(super) quorum: Option<i64>,
+}
+
+/// [`run_row`] and the run's calls waiting for a decision, in seq order, read by one statement: what every
+/// decision checks first, in one round trip on PostgreSQL.
+pub(super) fn run_and_waiting(
+    connection: &dyn Sql,
+    runtime: &str,
+    id: &str,
+) -> Result<Option<(RunRow, Vec<Waiting>)>> {
+    let rows = connection.query_map(
+        &format!(
+            "SELECT e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed, l.seq, l.args, l.quorum
+             FROM cm_executions e {HOLDER_HOSTS}
+             LEFT JOIN cm_log l ON l.execution_id = e.id AND l.state = 'pending'
+             WHERE e.id = ?1 AND e.runtime = ?2 ORDER BY l.seq"
+        ),
+        args![id, runtime],
+        |row| {
+            let status: String = row.get(0)?;
+            let run = RunRow {
+                status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
+                owner: Holder::read(row, 1)?,
+                rollback: Holder::read(row, 6)?,
+                handed: row.get::<Option<String>>(11)?.is_some(),
+            };
+            let waiting = match row.get::<Option<i64>>(12)? {
+                Some(seq) => Some(Waiting {
+                    seq: seq as u64,
+                    args: parse_json(row.get::<Option<String>>(13)?),
+                    quorum: row.get::<Option<i64>>(14)?,
+                }),
+                None => None,
+            };
+            Ok((run, waiting))
+        },
+    )?;
+    let mut rows = rows.into_iter();
+    let Some((run, first)) = rows.next() else {
+        return Ok(None);
+    };
+    let waiting = first
+        .into_iter()
+        .chain(rows.filter_map(|(_, waiting)| waiting))
+        .collect();
+    Ok(Some((run, waiting)))
 }
 
 pub(super) fn status_of(

@@ -1,8 +1,10 @@
 //! A run's own row from its beginning to its end, and the small updates every transition of a run shares.
 
+use super::postgres;
 use super::retention::{Retention, prune};
-use super::rows::log_of;
+use super::rows::{LOG_COLUMNS, log_entry, log_of};
 use super::sql::{Sql, args};
+use super::transactions::{Database, advisory_key, off_async_workers};
 use super::{Result, Store, StoreError};
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::model::ToolLogEntry;
@@ -109,6 +111,12 @@ impl Store {
             }
         });
         let logs_text = logs_for_storage(logs);
+        if read_log
+            && let Some(log) =
+                self.complete_at_once(id, result_text.as_deref(), logs_text.as_deref(), now)?
+        {
+            return Ok(log);
+        }
         self.write_run(id, |tx| {
             let changed = tx.execute(
                 "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
@@ -123,6 +131,54 @@ impl Store {
             }
             log_of(tx, &self.runtime, id).map(Some)
         })
+    }
+
+    /// On PostgreSQL, [`Store::complete`] in one round trip: the run's update and the read of its log are
+    /// one statement, sent with BEGIN, the locks and COMMIT (docs/shared-store.md, "Fewer round trips").
+    /// `None` on SQLite, where `complete` does it as two statements.
+    fn complete_at_once(
+        &self,
+        id: &str,
+        result: Option<&str>,
+        logs: Option<&str>,
+        now: i64,
+    ) -> Result<Option<Option<Vec<ToolLogEntry>>>, StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(None);
+        };
+        let sql = format!(
+            // The log is read in the statement's snapshot, which the update does not change: it writes
+            // cm_executions only. One row with no entry when the log is empty; no row when not running.
+            "WITH done AS (
+               UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
+                WHERE id = ?1 AND runtime = ?5 AND status = 'running' RETURNING id AS done_id)
+             SELECT d.done_id, {LOG_COLUMNS} FROM done d LEFT JOIN cm_log l ON l.execution_id = d.done_id
+             ORDER BY seq"
+        );
+        let locks = [
+            postgres::Lock::Shared(self.write_lock),
+            postgres::Lock::Exclusive(advisory_key("codemode run", id)),
+        ];
+        let rows = off_async_workers(|| {
+            postgres.commit_query(
+                &locks,
+                &self.runtime,
+                false,
+                &sql,
+                args![id, result, logs, now, self.runtime],
+            )
+        })?;
+        if rows.is_empty() {
+            return Ok(Some(None));
+        }
+        // No call of a completed run waits, so no approvals to fill in (as `log_of` does for waiting calls).
+        let mut log = Vec::new();
+        for row in &rows {
+            if row.get::<Option<i64>>(1)?.is_some() {
+                log.push(log_entry(row, 1)?);
+            }
+        }
+        Ok(Some(Some(log)))
     }
 
     /// Fails a running run with a program error.

@@ -95,30 +95,36 @@ impl Connection<'_> {
         last.map_err(|e| Flight::Last(e.into()))
     }
 
-    /// Sends everything queued, then `statement` and the simple statements `commit` (which end the
-    /// transaction), in one flight; how many rows `statement` changed.
-    pub(super) fn committing(
-        &self,
-        statement: &tokio_postgres::Statement,
-        values: &[Typed],
-        commit: &str,
-    ) -> Result<u64, Flight> {
+    /// Sends everything queued, then `last` and the simple statements `commit` (which end the transaction),
+    /// in one flight; what `last` answered.
+    pub(super) fn committing(&self, last: Last<'_>, commit: &str) -> Result<Answer, Flight> {
         let driven = self.driven().map_err(Flight::Earlier)?;
         let client = &driven.client;
         let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
         let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
-        let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-        let (earlier, changed, committed) = driven.wait(futures_util::future::join3(
+        let answer = async {
+            match last {
+                Last::Execute(statement, values) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.execute(statement, &refs).await.map(Answer::Changed)
+                }
+                Last::Query(statement, values) => {
+                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+                    client.query(statement, &refs).await.map(Answer::Rows)
+                }
+            }
+        };
+        let (earlier, answer, committed) = driven.wait(futures_util::future::join3(
             earlier,
-            client.execute(statement, &refs),
+            answer,
             client.batch_execute(commit),
         ));
         if let Some(error) = earlier.into_iter().find_map(Result::err) {
             return Err(Flight::Earlier(error.into()));
         }
-        let changed = changed.map_err(|e| Flight::Earlier(e.into()))?;
+        let answer = answer.map_err(|e| Flight::Earlier(e.into()))?;
         committed.map_err(|e| Flight::Last(e.into()))?;
-        Ok(changed)
+        Ok(answer)
     }
 
     /// Sends the queued requests now, if any (a read outside a transaction never queues).
@@ -266,7 +272,7 @@ fn typed(ty: &Type, param: &Param<'_>) -> Result<Typed, DbError> {
     })
 }
 
-fn row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
+pub(super) fn row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
     let mut cells = Vec::with_capacity(row.len());
     for (index, column) in row.columns().iter().enumerate() {
         let cell = match *column.type_() {

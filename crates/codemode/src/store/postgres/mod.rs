@@ -9,9 +9,9 @@ mod listener;
 mod pool;
 
 use super::postgres_tls;
-use super::sql::{DbError, Param};
+use super::sql::{DbError, Param, Row};
 use driven::Target;
-use flights::{Connection, Flight, Queued};
+use flights::{Answer, Connection, Flight, Last, Queued};
 use listener::{Listening, listen};
 use pool::Pool;
 use std::future::Future;
@@ -223,6 +223,37 @@ impl Postgres {
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<u64, DbError> {
+        match self.commit_at_once(locks, announce, quiet, sql, params, false)? {
+            Answer::Changed(changed) => Ok(changed),
+            _ => Ok(0),
+        }
+    }
+
+    /// [`Postgres::commit_one`] for a statement that returns rows (a write with `RETURNING`, or a CTE that
+    /// writes and reads): its rows.
+    pub(crate) fn commit_query(
+        &self,
+        locks: &[Lock],
+        announce: &str,
+        quiet: bool,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, DbError> {
+        match self.commit_at_once(locks, announce, quiet, sql, params, true)? {
+            Answer::Rows(rows) => rows.iter().map(flights::row).collect(),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn commit_at_once(
+        &self,
+        locks: &[Lock],
+        announce: &str,
+        quiet: bool,
+        sql: &str,
+        params: &[Param<'_>],
+        query: bool,
+    ) -> Result<Answer, DbError> {
         let begin = begin_sql(locks);
         self.retrying(|| {
             let mut connection = self.connection().map_err(Failed::BeforeCommit)?;
@@ -231,10 +262,15 @@ impl Postgres {
                 .map_err(Failed::BeforeCommit)?;
             connection.queue(Queued::Simple(begin.clone()));
             let commit = self.commit_sql(quiet, announce);
-            match connection.committing(&statement, &values, &commit) {
-                Ok(changed) => {
+            let last = if query {
+                Last::Query(&statement, &values)
+            } else {
+                Last::Execute(&statement, &values)
+            };
+            match connection.committing(last, &commit) {
+                Ok(answer) => {
                     self.commits.fetch_add(1, Ordering::SeqCst);
-                    Ok(changed)
+                    Ok(answer)
                 }
                 // BEGIN or the statement failed: the transaction is aborted, and a NOTIFY before COMMIT
                 // failed with it, so COMMIT never ran (as in `transaction`): end it here.
