@@ -89,11 +89,15 @@ impl Runtime {
                 return Err(no_run(id, Operation::Approve));
             };
             if execution.handed.is_none() && execution.status != ExecutionStatus::Running {
-                let waiting = self.inner.store.pending(Some(id))?.first().map(|p| p.seq);
-                if execution.status == ExecutionStatus::Paused
-                    && waiting.is_some()
-                    && waiting == seq
-                {
+                // Only a run paused again may wait on the same call (its host refused the decision): the
+                // waiting call is read only then, one round trip less on every other outcome.
+                let waiting = match execution.status {
+                    ExecutionStatus::Paused => {
+                        self.inner.store.pending(Some(id))?.first().map(|p| p.seq)
+                    }
+                    _ => None,
+                };
+                if waiting.is_some() && waiting == seq {
                     let why = self
                         .inner
                         .store
