@@ -297,13 +297,7 @@ impl Runtime {
         if !self.inner.options.outcome_calls {
             return Ok(None);
         }
-        Ok(Some(
-            self.inner
-                .store
-                .execution(id)?
-                .map(|e| e.log)
-                .unwrap_or_default(),
-        ))
+        Ok(Some(self.inner.store.call_log(id)?))
     }
 
     pub(super) async fn pass_end(&self, id: &str, status: ExecutionStatus) {

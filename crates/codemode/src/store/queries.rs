@@ -71,6 +71,12 @@ impl Store {
         })
     }
 
+    /// A run's call log alone, in one statement (empty when this runtime has no such run): what an outcome
+    /// carries, without reading the run again.
+    pub fn call_log(&self, id: &str) -> Result<Vec<crate::model::ToolLogEntry>, StoreError> {
+        self.with(|connection| log_of(connection, &self.runtime, id))
+    }
+
     /// One execution without its log (`log` empty): what resuming needs (its code, source and connectors)
     /// without reading every recorded call, which replay reads once anyway.
     pub fn execution_head(&self, id: &str) -> Result<Option<ExecutionState>, StoreError> {
