@@ -77,14 +77,7 @@ impl Connection<'_> {
         let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
         let last = async {
             match last {
-                Some(Last::Execute(statement, values)) => {
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-                    client.execute(statement, &refs).await.map(Answer::Changed)
-                }
-                Some(Last::Query(statement, values)) => {
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-                    client.query(statement, &refs).await.map(Answer::Rows)
-                }
+                Some(last) => answer(client, last).await,
                 None => client.batch_execute(simple).await.map(|()| Answer::Done),
             }
         };
@@ -102,21 +95,9 @@ impl Connection<'_> {
         let client = &driven.client;
         let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
         let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
-        let answer = async {
-            match last {
-                Last::Execute(statement, values) => {
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-                    client.execute(statement, &refs).await.map(Answer::Changed)
-                }
-                Last::Query(statement, values) => {
-                    let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
-                    client.query(statement, &refs).await.map(Answer::Rows)
-                }
-            }
-        };
         let (earlier, answer, committed) = driven.wait(futures_util::future::join3(
             earlier,
-            answer,
+            answer(client, last),
             client.batch_execute(commit),
         ));
         if let Some(error) = earlier.into_iter().find_map(Result::err) {
@@ -207,6 +188,23 @@ impl Sql for Connection<'_> {
 }
 
 /// Sends one queued request and waits for its answer.
+/// Sends the request that ends a flight and reads its answer.
+async fn answer(
+    client: &tokio_postgres::Client,
+    last: Last<'_>,
+) -> Result<Answer, tokio_postgres::Error> {
+    match last {
+        Last::Execute(statement, values) => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+            client.execute(statement, &refs).await.map(Answer::Changed)
+        }
+        Last::Query(statement, values) => {
+            let refs: Vec<&(dyn ToSql + Sync)> = values.iter().map(Typed::as_sql).collect();
+            client.query(statement, &refs).await.map(Answer::Rows)
+        }
+    }
+}
+
 async fn send(
     client: &tokio_postgres::Client,
     request: &Queued,
