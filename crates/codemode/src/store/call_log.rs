@@ -289,7 +289,8 @@ impl Store {
     /// Records a step that ran without a decision first (nothing was recorded at `seq`): its entry, applied
     /// with its value, in one transaction. A value that cannot be stored (`Err` with the message, or too
     /// large) leaves the entry in `error` and fails the run. Returns false when the run is not running or
-    /// failed because of it.
+    /// failed because of it. On PostgreSQL a value that can be stored goes in one round trip
+    /// ([`Store::record_step_at_once`]).
     pub fn record_step(
         &self,
         id: &str,
@@ -298,19 +299,24 @@ impl Store {
         value: Result<Option<&Value>, &str>,
         now: i64,
     ) -> Result<bool, StoreError> {
+        let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
+        let failure = match &text {
+            Err(message) => Some((*message).to_owned()),
+            Ok(Some(text)) if utf16_len(text) > MAX_DURABLE_VALUE => Some(too_large_message(
+                &format!("The result of {}.{name}", crate::STEP_CONNECTOR),
+                utf16_len(text),
+            )),
+            Ok(_) => None,
+        };
+        if let (None, Ok(text)) = (&failure, &text)
+            && let Some(recorded) = self.record_step_at_once(id, seq, name, text.as_deref(), now)?
+        {
+            return Ok(recorded);
+        }
         self.write_run(id, |tx| {
             if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
                 return Ok(false);
             }
-            let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
-            let failure = match &text {
-                Err(message) => Some((*message).to_owned()),
-                Ok(Some(text)) if utf16_len(text) > MAX_DURABLE_VALUE => Some(too_large_message(
-                    &format!("The result of {}.{name}", crate::STEP_CONNECTOR),
-                    utf16_len(text),
-                )),
-                Ok(_) => None,
-            };
             let (state, result) = match (&failure, &text) {
                 (None, Ok(text)) => ("applied", text.as_deref()),
                 _ => ("error", None),
@@ -322,9 +328,9 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6, ?7, ?7)",
                 args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state, now],
             )?;
-            match failure {
+            match &failure {
                 Some(message) => {
-                    fail_in(tx, &self.runtime, id, &message, now)?;
+                    fail_in(tx, &self.runtime, id, message, now)?;
                     Ok(false)
                 }
                 None => {

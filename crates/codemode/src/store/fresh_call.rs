@@ -1,7 +1,7 @@
 //! A new call's entry in the call log: its columns as every path writes them, and on PostgreSQL the common
-//! case — a call the rules allow, past everything recorded — decided and recorded by one statement whose
-//! conditions are in its SQL, so it travels with BEGIN and COMMIT in one round trip (docs/shared-store.md,
-//! "Fewer round trips").
+//! cases — a call the rules allow, past everything recorded, and a step's value — decided and recorded by
+//! one statement whose conditions are in its SQL, so it travels with BEGIN and COMMIT in one round trip
+//! (docs/shared-store.md, "Fewer round trips").
 
 use super::Store;
 use super::call_log::CallPlan;
@@ -203,5 +203,50 @@ impl Store {
             postgres.commit_one(&locks, &self.runtime, true, &sql, &params)
         })?;
         Ok((changed == 1).then_some(CallPlan::Execute))
+    }
+
+    /// On PostgreSQL, a step's value that can be stored (`text`, its JSON) recorded by one statement that
+    /// holds the run's condition, in one round trip with BEGIN and COMMIT: `Some(true)` when recorded,
+    /// `Some(false)` when the run is not running. `None` on SQLite, where [`Store::record_step`] reads and
+    /// writes as it always does.
+    pub(super) fn record_step_at_once(
+        &self,
+        id: &str,
+        seq: u64,
+        name: &str,
+        text: Option<&str>,
+        now: i64,
+    ) -> Result<Option<bool>, StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(None);
+        };
+        let sql = "WITH run AS (
+               SELECT 1 FROM cm_executions e WHERE e.id = ?1 AND e.runtime = ?7 AND e.status = 'running'),
+             recorded AS (
+               INSERT INTO cm_log
+                 (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                  started_at, finished_at)
+               SELECT ?1, ?2, ?3, ?4, NULL, ?5, 0, 0, 'applied', ?6, ?6 FROM run RETURNING 1)
+             UPDATE cm_executions SET updated_at = ?6
+              WHERE id = ?1 AND runtime = ?7 AND EXISTS (SELECT 1 FROM recorded)";
+        let seq = seq as i64;
+        let params = args![
+            id,
+            seq,
+            crate::STEP_CONNECTOR,
+            name,
+            text,
+            now,
+            self.runtime
+        ];
+        let locks = [
+            Lock::Shared(self.write_lock),
+            Lock::Exclusive(advisory_key("codemode run", id)),
+        ];
+        let changed = off_async_workers(|| {
+            // Quiet, as every step's record: a running run's progress.
+            postgres.commit_one(&locks, &self.runtime, true, sql, params)
+        })?;
+        Ok(Some(changed == 1))
     }
 }
