@@ -54,7 +54,9 @@ pub use store::{
 // The store itself and the outcomes of its transitions: for this crate's integration tests, which drive the
 // store directly to set up races and crashes a runtime cannot produce on demand.
 #[doc(hidden)]
-pub use store::{Adoption, CallPlan, Deletion, Recover, RollbackClaim, SCHEMA_VERSION, Store};
+pub use store::{
+    Adoption, CallPlan, Deletion, Recover, RollbackClaim, SCHEMA_VERSION, Store, ToldStep,
+};
 
 /// The connector name under which `codemode.step` entries are recorded.
 pub const STEP_CONNECTOR: &str = "__step";

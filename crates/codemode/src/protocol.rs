@@ -2,8 +2,9 @@
 //! worker's stdin (host → worker) and stdout (worker → host).
 //!
 //! A pass is one `run` message answered by one `done` message. In between, the worker sends requests that the
-//! host answers in order (`call`, `stepDecide`, `stepRecord`, `search`, `describe`, `snippet`) and `console`
-//! lines that need no answer. Values travel as raw JSON in the storage codec (binary and bigint envelopes), so
+//! host answers in order (`call`, `stepDecide`, `stepRecord`, `search`, `describe`, `snippet`), and messages
+//! that need no answer: `console` lines, and `stepValue`, a new step's value the worker goes on past (the host
+//! records those before it answers the next request or ends the pass: docs/semantics.md §3.6). Values travel as raw JSON in the storage codec (binary and bigint envelopes), so
 //! neither side re-encodes what it only forwards.
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -11,7 +12,7 @@ use serde_json::value::RawValue;
 use std::io::{self, BufRead, Write};
 
 /// Bumped whenever a message changes shape; the host refuses a worker that speaks another version.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// One recorded result the worker may serve without asking the host (an `applied`, non-ephemeral entry).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -140,6 +141,19 @@ pub enum WorkerMessage {
         /// Set for a step the worker ran without asking (see `logEnd`): the host records it whole.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+    },
+    /// A step the worker ran without asking (see `logEnd`) whose value can be recorded: not answered. The
+    /// worker goes on at once; the host records the value, with any others that arrived meanwhile, before it
+    /// answers the next request or ends the pass, and stops that request when the value could not be recorded.
+    StepValue {
+        seq: u64,
+        name: String,
+        #[serde(
+            default,
+            deserialize_with = "keep_null",
+            skip_serializing_if = "Option::is_none"
+        )]
+        value: Option<Box<RawValue>>,
     },
     Search {
         query: String,
@@ -271,6 +285,11 @@ impl TryFrom<Wire> for WorkerMessage {
                 value: w.value,
                 value_error: w.value_error,
                 name: w.name,
+            },
+            "stepValue" => WorkerMessage::StepValue {
+                seq: field(w.seq, t, "seq")?,
+                name: field(w.name, t, "name")?,
+                value: w.value,
             },
             "search" => WorkerMessage::Search {
                 query: field(w.query, t, "query")?,

@@ -1269,6 +1269,24 @@ async fn a_runtime_of_another_name_can_neither_read_decide_nor_undo_a_run_by_id(
     let before = isolation::snapshot(&owner, [&paused, &done]);
 
     isolation::another_runtime_cannot_touch(&intruder, &intruder_store, &paused, &done).await;
+    // Steps told for a run that is not running are not recorded, by its own runtime either.
+    let owner_store = codemode::Store::open(
+        &support::store_at(&db),
+        &options().name,
+        None,
+        Arc::new(codemode::SystemClock),
+    )
+    .expect("the owner's store opens");
+    let told = |seq: u64| codemode::ToldStep {
+        seq,
+        name: "late".to_owned(),
+        value: Some(json!(seq)),
+    };
+    assert!(
+        !owner_store
+            .record_steps(&paused, &[told(1), told(2)], 0)
+            .unwrap()
+    );
 
     assert_eq!(isolation::snapshot(&owner, [&paused, &done]), before);
     assert_eq!(

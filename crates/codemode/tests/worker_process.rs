@@ -143,3 +143,145 @@ fn a_warm_executor_has_a_worker_ready() {
         assert_eq!(outcome["result"], 1);
     }
 }
+
+/// A host that holds the steps the worker tells it and records them in groups, as the runtime's does;
+/// `refuse` makes every group fail to record (a run no longer running, a store that failed).
+#[derive(Default)]
+struct GroupingHost {
+    inner: ItemsHost,
+    held: Vec<u64>,
+    /// What happened, in order: `told 3`, `recorded [0, 1]`, `call 5`.
+    events: Vec<String>,
+    refuse: bool,
+}
+
+impl codemode::PassHost for GroupingHost {
+    fn call(&mut self, call: ConnectorCall) -> CallAnswer {
+        self.events.push(format!("call {}", call.seq));
+        self.inner.call(call)
+    }
+    fn step_decide(&mut self, seq: u64, name: &str) -> codemode::StepAnswer {
+        self.inner.step_decide(seq, name)
+    }
+    fn step_record(
+        &mut self,
+        seq: u64,
+        value: Result<Option<Box<serde_json::value::RawValue>>, String>,
+    ) -> bool {
+        self.inner.step_record(seq, value)
+    }
+    fn step_told(
+        &mut self,
+        seq: u64,
+        _name: &str,
+        _value: Option<Box<serde_json::value::RawValue>>,
+    ) -> bool {
+        self.events.push(format!("told {seq}"));
+        self.held.push(seq);
+        true
+    }
+    fn flush_steps(&mut self) -> bool {
+        if self.held.is_empty() {
+            return true;
+        }
+        let group = std::mem::take(&mut self.held);
+        if self.refuse {
+            self.events.push(format!("refused {group:?}"));
+            return false;
+        }
+        self.events.push(format!("recorded {group:?}"));
+        true
+    }
+    fn steps_unrecorded(&self) -> bool {
+        !self.held.is_empty()
+    }
+    fn search(&mut self, query: &str) -> Result<Box<serde_json::value::RawValue>, String> {
+        self.inner.search(query)
+    }
+    fn describe(&mut self, target: &str) -> Result<Box<serde_json::value::RawValue>, String> {
+        self.inner.describe(target)
+    }
+    fn snippet(&mut self, name: &str) -> codemode::SnippetAnswer {
+        self.inner.snippet(name)
+    }
+}
+
+fn fresh_steps_then_a_call() -> PassRequest {
+    PassRequest {
+        code:
+            "let t = 0; for (let i = 0; i < 50; i++) t += await codemode.step('s' + i, () => i); \
+               return [t, await items.echo(t)]"
+                .to_owned(),
+        connectors: vec!["items".to_owned()],
+        log: Vec::new(),
+        // Nothing is recorded: every step is new, run without asking and told.
+        log_end: Some(0),
+    }
+}
+
+#[test]
+fn steps_told_are_all_recorded_before_the_next_call_reaches_the_host() {
+    let executor = executor(Duration::from_secs(10), 512);
+    let mut host = GroupingHost::default();
+    let outcome = executor
+        .run(&fresh_steps_then_a_call(), &mut host)
+        .expect("runs");
+    assert!(
+        matches!(&outcome.end, PassEnd::Completed { .. }),
+        "{:?}",
+        outcome.end
+    );
+    let call = host
+        .events
+        .iter()
+        .position(|event| event == "call 50")
+        .expect("the call reached the host");
+    let recorded: Vec<u64> = host.events[..call]
+        .iter()
+        .filter_map(|event| event.strip_prefix("recorded "))
+        .flat_map(|group| serde_json::from_str::<Vec<u64>>(group).expect("a group"))
+        .collect();
+    assert_eq!(recorded, (0..50).collect::<Vec<u64>>(), "{:?}", host.events);
+    assert!(host.events[call..].iter().all(|e| !e.starts_with("told")));
+}
+
+#[test]
+fn a_step_that_could_not_be_recorded_stops_the_program_before_its_next_call() {
+    let executor = executor(Duration::from_secs(10), 512);
+    let mut host = GroupingHost {
+        refuse: true,
+        ..GroupingHost::default()
+    };
+    let outcome = executor
+        .run(&fresh_steps_then_a_call(), &mut host)
+        .expect("runs");
+    assert!(
+        matches!(&outcome.end, PassEnd::Stopped),
+        "{:?}",
+        outcome.end
+    );
+    assert!(
+        host.events.iter().all(|event| !event.starts_with("call")),
+        "{:?}",
+        host.events
+    );
+}
+
+#[test]
+fn steps_told_before_a_pass_times_out_are_recorded() {
+    let executor = executor(Duration::from_millis(500), 512);
+    let mut host = GroupingHost::default();
+    let request = PassRequest {
+        code: "await codemode.step('before', () => 1); while (true) {}".to_owned(),
+        connectors: Vec::new(),
+        log: Vec::new(),
+        log_end: Some(0),
+    };
+    let outcome = executor.run(&request, &mut host).expect("runs");
+    assert!(
+        matches!(&outcome.end, PassEnd::Failed { error } if error == "Code execution failed: Execution timed out"),
+        "{:?}",
+        outcome.end
+    );
+    assert_eq!(host.events, ["told 0", "recorded [0]"]);
+}

@@ -78,6 +78,22 @@ pub trait PassHost {
     ) -> bool {
         matches!(self.step_decide(seq, name), StepAnswer::Execute) && self.step_record(seq, value)
     }
+    /// A step at or beyond [`PassRequest::log_end`] whose value the worker told without waiting
+    /// (`stepValue`): the host may hold it to record with others, as long as it is recorded before
+    /// [`PassHost::flush_steps`] returns. `false` stops the program at its next request.
+    fn step_told(&mut self, seq: u64, name: &str, value: Option<Box<RawValue>>) -> bool {
+        self.step_fresh(seq, name, Ok(value))
+    }
+    /// Records the steps told and not yet recorded; called before the host answers any other request or
+    /// ends the pass, and whenever the worker has nothing more to say for the moment. `false` stops the
+    /// program at its next request (or ends the pass as stopped).
+    fn flush_steps(&mut self) -> bool {
+        true
+    }
+    /// Whether steps told are waiting to be recorded.
+    fn steps_unrecorded(&self) -> bool {
+        false
+    }
     /// Steps the worker started without asking and that are still running when the program makes a call
     /// from inside them: they are recorded as decided before the call. `false` ends the pass.
     fn steps_opened(&mut self, steps: &[OpenStep]) -> bool {

@@ -102,6 +102,20 @@ impl WorkerProcess {
         write_message(&mut self.stdin, message).map_err(|_| Died::Gone)
     }
 
+    /// Whether the worker has already written another message (buffered, or waiting in the pipe).
+    fn more_to_read(&self) -> bool {
+        if !self.stdout.buffer().is_empty() {
+            return true;
+        }
+        let mut poll = libc::pollfd {
+            fd: self.stdout.get_ref().as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a zero timeout only looks.
+        unsafe { libc::poll(&mut poll, 1, 0) > 0 }
+    }
+
     /// Reads the next message, killing the worker at the deadline.
     fn read(&mut self, deadline: Instant) -> Result<WorkerMessage, Died> {
         if self.stdout.buffer().is_empty() {
@@ -131,14 +145,59 @@ impl WorkerProcess {
             log_end: request.log_end,
         })?;
         host.started();
+        // A step told that could not be recorded: the program's next request is stopped, and a pass that
+        // ends meanwhile ends stopped (docs/semantics.md §3.6).
+        let mut unrecorded = false;
         loop {
-            let message = self.read(deadline)?;
-            let answer = match message {
+            // Steps told are recorded together once the worker has nothing more to say for the moment, so one
+            // commit holds as many as arrived while the last one was written.
+            if host.steps_unrecorded() && !self.more_to_read() {
+                unrecorded |= !host.flush_steps();
+            }
+            let message = match self.read(deadline) {
+                Ok(message) => message,
+                Err(died) => {
+                    // What the program was told it had is recorded even when its pass dies.
+                    host.flush_steps();
+                    return Err(died);
+                }
+            };
+            let message = match message {
                 WorkerMessage::Console { line } => {
                     host.console(&line);
                     self.logs.push(line);
                     continue;
                 }
+                WorkerMessage::StepValue { seq, name, value } => {
+                    if !unrecorded {
+                        unrecorded = !host.step_told(seq, &name, value);
+                    }
+                    continue;
+                }
+                message => message,
+            };
+            // Nothing the program asks for, and not its end, is answered before the steps it was told it
+            // had are recorded.
+            unrecorded |= !host.flush_steps();
+            if unrecorded {
+                if let WorkerMessage::Done {
+                    replayed,
+                    worker_micros,
+                    ..
+                } = message
+                {
+                    return Ok(PassOutcome {
+                        end: PassEnd::Stopped,
+                        logs: std::mem::take(&mut self.logs),
+                        replayed,
+                        worker_micros,
+                    });
+                }
+                self.send(&HostMessage::Stop)?;
+                continue;
+            }
+            let answer = match message {
+                WorkerMessage::Console { .. } | WorkerMessage::StepValue { .. } => continue,
                 WorkerMessage::Done {
                     status,
                     result,

@@ -98,6 +98,7 @@ impl Runtime {
                 logged: false,
                 broken: None,
                 in_doubt: false,
+                told: Vec::new(),
             };
             let ran = inner.executor.run(&request, &mut host);
             // A worker that could not be started never asked for the record; the failure is recorded.

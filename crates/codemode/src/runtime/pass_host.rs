@@ -2,6 +2,8 @@
 //! from the log or run and recorded, steps, discovery and snippets (docs/design.md, "Replay").
 
 use super::*;
+use crate::codec::{MAX_DURABLE_VALUE, utf16_len};
+use crate::store::ToldStep;
 
 /// A step value that cannot be stored ends the run: replay could not hand it back.
 pub(super) fn step_unrecordable(host: &RuntimeHost, seq: u64, reason: &str, now: i64) -> bool {
@@ -49,7 +51,13 @@ pub(super) struct RuntimeHost {
     pub(super) broken: Option<RuntimeError>,
     /// A connector acted and its outcome could not be recorded: that call is in doubt.
     pub(super) in_doubt: bool,
+    /// New steps' values the worker told without waiting, in seq order, to record together
+    /// ([`PassHost::flush_steps`]).
+    pub(super) told: Vec<ToldStep>,
 }
+
+/// How many told steps are held at most before they are recorded, whatever the worker still has to say.
+const TOLD_AT_MOST: usize = 256;
 
 impl RuntimeHost {
     /// Whether a step's value was recorded; a store failure stops the pass, since a replay would then give the
@@ -332,6 +340,45 @@ impl PassHost for RuntimeHost {
             .store
             .record_step(&self.id, seq, name, value, now);
         self.settle(recorded)
+    }
+
+    fn step_told(&mut self, seq: u64, name: &str, value: Option<Box<RawValue>>) -> bool {
+        let parsed = value.as_deref().map(parse_raw).transpose();
+        let fits = parsed.as_ref().is_ok_and(|value| {
+            value.as_ref().is_none_or(|value| {
+                utf16_len(&serde_json::to_string(value).unwrap_or_default()) <= MAX_DURABLE_VALUE
+            })
+        });
+        match parsed {
+            Ok(value) if fits => {
+                self.told.push(ToldStep {
+                    seq,
+                    name: name.to_owned(),
+                    value,
+                });
+                self.told.len() < TOLD_AT_MOST || self.flush_steps()
+            }
+            // A value the store cannot take fails the run at this step, after the ones told before it.
+            _ => self.flush_steps() && self.step_fresh(seq, name, Ok(value)),
+        }
+    }
+
+    fn flush_steps(&mut self) -> bool {
+        if self.told.is_empty() {
+            return true;
+        }
+        let told = std::mem::take(&mut self.told);
+        if !self.recorded() {
+            return false;
+        }
+        self.logged = true;
+        let now = self.inner.now();
+        let recorded = self.inner.store.record_steps(&self.id, &told, now);
+        self.settle(recorded)
+    }
+
+    fn steps_unrecorded(&self) -> bool {
+        !self.told.is_empty()
     }
 
     fn search(&mut self, query: &str) -> Result<Box<RawValue>, String> {

@@ -121,10 +121,28 @@ pub(super) fn native_step_record(
         _ => None,
     };
     let value = arg_raw(args, 1);
+    let value_error = arg_string(args, 2);
+    // A new step whose value can be recorded is told, not asked: the program goes on while the host records
+    // it, before anything of the program's leaves the sandbox (docs/semantics.md §3.6). A value that cannot be
+    // recorded is asked, so the program stops at the step that failed the run.
+    let fits = value
+        .as_deref()
+        .is_none_or(|raw| crate::codec::utf16_len(raw.get()) <= crate::codec::MAX_DURABLE_VALUE);
+    if let Some(name) = name.as_ref()
+        && value_error.is_none()
+        && fits
+    {
+        state.channel.send(&WorkerMessage::StepValue {
+            seq,
+            name: name.clone(),
+            value: value.clone(),
+        });
+        return raw_to_js(value, context);
+    }
     let answer = state.channel.request(&WorkerMessage::StepRecord {
         seq,
         value: value.clone(),
-        value_error: arg_string(args, 2),
+        value_error,
         name,
     });
     match answer {

@@ -13,6 +13,14 @@ use crate::rules::{Effect, Verdict};
 use crate::transitions::{self, Attempt, CallStep, Recorded};
 use serde_json::{Value, json};
 
+/// A new step's value the worker told without waiting for its record ([`Store::record_steps`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToldStep {
+    pub seq: u64,
+    pub name: String,
+    pub value: Option<Value>,
+}
+
 /// What `decide` tells the pass to do with a call (docs/semantics.md §3.3).
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallPlan {
@@ -339,6 +347,53 @@ impl Store {
                     Ok(true)
                 }
             }
+        })
+    }
+
+    /// Records new steps' values that the worker told without waiting (docs/semantics.md §3.6), all in one
+    /// transaction — on PostgreSQL one statement, one round trip — or none of them. Returns false when the
+    /// run is not running, or when a value could not be stored (which fails the run, as [`Store::record_step`]
+    /// does, after the steps before it).
+    pub fn record_steps(&self, id: &str, steps: &[ToldStep], now: i64) -> Result<bool, StoreError> {
+        let texts: Vec<Option<String>> = steps
+            .iter()
+            .map(|step| {
+                step.value
+                    .as_ref()
+                    .map(|v| serde_json::to_string(v).unwrap_or_default())
+            })
+            .collect();
+        let fits = texts
+            .iter()
+            .flatten()
+            .all(|text| utf16_len(text) <= MAX_DURABLE_VALUE);
+        if steps.len() == 1 || !fits {
+            for step in steps {
+                if !self.record_step(id, step.seq, &step.name, Ok(step.value.as_ref()), now)? {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        if let Some(recorded) = self.record_steps_at_once(id, steps, &texts, now)? {
+            return Ok(recorded);
+        }
+        self.write_run(id, |tx| {
+            if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
+                return Ok(false);
+            }
+            for (step, text) in steps.iter().zip(&texts) {
+                tx.execute_later(
+                    "INSERT INTO cm_log
+                       (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                        started_at, finished_at)
+                     VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, 'applied', ?6, ?6)",
+                    args![id, step.seq as i64, crate::STEP_CONNECTOR, step.name, text, now],
+                )?;
+            }
+            touch(tx, &self.runtime, id, now)?;
+            tx.quiet();
+            Ok(true)
         })
     }
 

@@ -4,7 +4,7 @@
 //! (docs/shared-store.md, "Fewer round trips").
 
 use super::Store;
-use super::call_log::CallPlan;
+use super::call_log::{CallPlan, ToldStep};
 use super::postgres::Lock;
 use super::sql::{Param, args};
 use super::transactions::{Database, advisory_key, off_async_workers};
@@ -239,6 +239,56 @@ impl Store {
             now,
             self.runtime
         ];
+        let locks = [
+            Lock::Shared(self.write_lock),
+            Lock::Exclusive(advisory_key("codemode run", id)),
+        ];
+        let changed = off_async_workers(|| {
+            // Quiet, as every step's record: a running run's progress.
+            postgres.commit_one(&locks, &self.runtime, true, sql, params)
+        })?;
+        Ok(Some(changed == 1))
+    }
+
+    /// On PostgreSQL, several steps' values (`texts`, their JSON) recorded by one statement that holds the
+    /// run's condition: `Some(true)` when all were recorded, `Some(false)` when the run is not running (then
+    /// none is). The values travel as one JSON parameter, so the statement is the same for any number of
+    /// steps. `None` on SQLite.
+    pub(super) fn record_steps_at_once(
+        &self,
+        id: &str,
+        steps: &[ToldStep],
+        texts: &[Option<String>],
+        now: i64,
+    ) -> Result<Option<bool>, StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(None);
+        };
+        // PostgreSQL's text cannot hold NUL: a name with one is written as the parameters are (flights.rs).
+        let rows: Vec<Value> = steps
+            .iter()
+            .zip(texts)
+            .map(|(step, text)| {
+                serde_json::json!({
+                    "seq": step.seq,
+                    "name": step.name.replace('\0', "\u{FFFD}"),
+                    "result": text,
+                })
+            })
+            .collect();
+        let rows = Value::Array(rows).to_string();
+        let sql = "WITH run AS (
+               SELECT 1 FROM cm_executions e WHERE e.id = ?1 AND e.runtime = ?2 AND e.status = 'running'),
+             recorded AS (
+               INSERT INTO cm_log
+                 (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
+                  started_at, finished_at)
+               SELECT ?1, s.seq, ?3, s.name, NULL, s.result, 0, 0, 'applied', ?4, ?4
+                 FROM run, json_to_recordset(CAST(?5 AS TEXT)::json) AS s(seq BIGINT, name TEXT, result TEXT)
+               RETURNING 1)
+             UPDATE cm_executions SET updated_at = ?4
+              WHERE id = ?1 AND runtime = ?2 AND EXISTS (SELECT 1 FROM recorded)";
+        let params = args![id, self.runtime, crate::STEP_CONNECTOR, now, rows];
         let locks = [
             Lock::Shared(self.write_lock),
             Lock::Exclusive(advisory_key("codemode run", id)),

@@ -30,7 +30,7 @@ mod snippets_table;
 pub(crate) mod sql;
 mod transactions;
 
-pub use call_log::{CallPlan, unserialisable};
+pub use call_log::{CallPlan, ToldStep, unserialisable};
 pub use claims::{Recover, Rejection, Resume};
 pub use devices_table::{Device, Redeemed};
 pub use error::StoreError;

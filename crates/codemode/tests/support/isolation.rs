@@ -142,6 +142,17 @@ pub async fn another_runtime_cannot_touch(
             .record_step(paused, 1, "forged", Ok(Some(&json!(1))), now)
             .unwrap()
     );
+    // Steps told together (one statement on PostgreSQL) are held to the same condition.
+    let told = |seq: u64| codemode::ToldStep {
+        seq,
+        name: "forged".to_owned(),
+        value: Some(json!(seq)),
+    };
+    assert!(
+        !intruder_store
+            .record_steps(paused, &[told(1), told(2)], now)
+            .unwrap()
+    );
     intruder_store
         .fail_unrecordable(paused, 0, "forged failure", now)
         .unwrap();
