@@ -1277,14 +1277,9 @@ async fn a_runtime_of_another_name_can_neither_read_decide_nor_undo_a_run_by_id(
         Arc::new(codemode::SystemClock),
     )
     .expect("the owner's store opens");
-    let told = |seq: u64| codemode::ToldStep {
-        seq,
-        name: "late".to_owned(),
-        value: Some(json!(seq)),
-    };
     assert!(
         !owner_store
-            .record_steps(&paused, &[told(1), told(2)], 0)
+            .record_steps(&paused, &isolation::two_steps_told(), 0)
             .unwrap()
     );
 

@@ -5,7 +5,7 @@
 
 use super::Store;
 use super::call_log::{CallPlan, ToldStep};
-use super::postgres::Lock;
+use super::postgres::{Lock, Postgres};
 use super::sql::{Param, args};
 use super::transactions::{Database, advisory_key, off_async_workers};
 use super::{Result, StoreError};
@@ -194,14 +194,7 @@ impl Store {
              UPDATE cm_executions SET updated_at = ?21
               WHERE id = ?1 AND runtime = ?23 AND EXISTS (SELECT 1 FROM recorded)"
         );
-        let locks = [
-            Lock::Shared(self.write_lock),
-            Lock::Exclusive(advisory_key("codemode run", id)),
-        ];
-        let changed = off_async_workers(|| {
-            // Quiet, as every allowed call's record: a running run's progress.
-            postgres.commit_one(&locks, &self.runtime, true, &sql, &params)
-        })?;
+        let changed = self.commit_progress(postgres, id, &sql, &params)?;
         Ok((changed == 1).then_some(CallPlan::Execute))
     }
 
@@ -239,14 +232,7 @@ impl Store {
             now,
             self.runtime
         ];
-        let locks = [
-            Lock::Shared(self.write_lock),
-            Lock::Exclusive(advisory_key("codemode run", id)),
-        ];
-        let changed = off_async_workers(|| {
-            // Quiet, as every step's record: a running run's progress.
-            postgres.commit_one(&locks, &self.runtime, true, sql, params)
-        })?;
+        let changed = self.commit_progress(postgres, id, sql, params)?;
         Ok(Some(changed == 1))
     }
 
@@ -289,14 +275,26 @@ impl Store {
              UPDATE cm_executions SET updated_at = ?4
               WHERE id = ?1 AND runtime = ?2 AND EXISTS (SELECT 1 FROM recorded)";
         let params = args![id, self.runtime, crate::STEP_CONNECTOR, now, rows];
+        let changed = self.commit_progress(postgres, id, sql, params)?;
+        Ok(Some(changed == 1))
+    }
+
+    /// One statement that records a running run's progress, in a transaction of its own under the run's lock
+    /// and with the runtime's shared, sent with BEGIN and COMMIT in one flight; quiet, as every such record
+    /// (docs/shared-store.md, "Live updates"). How many rows its last part changed.
+    fn commit_progress(
+        &self,
+        postgres: &Postgres,
+        id: &str,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<u64, StoreError> {
         let locks = [
             Lock::Shared(self.write_lock),
             Lock::Exclusive(advisory_key("codemode run", id)),
         ];
-        let changed = off_async_workers(|| {
-            // Quiet, as every step's record: a running run's progress.
+        Ok(off_async_workers(|| {
             postgres.commit_one(&locks, &self.runtime, true, sql, params)
-        })?;
-        Ok(Some(changed == 1))
+        })?)
     }
 }

@@ -143,14 +143,9 @@ pub async fn another_runtime_cannot_touch(
             .unwrap()
     );
     // Steps told together (one statement on PostgreSQL) are held to the same condition.
-    let told = |seq: u64| codemode::ToldStep {
-        seq,
-        name: "forged".to_owned(),
-        value: Some(json!(seq)),
-    };
     assert!(
         !intruder_store
-            .record_steps(paused, &[told(1), told(2)], now)
+            .record_steps(paused, &two_steps_told(), now)
             .unwrap()
     );
     intruder_store
@@ -175,6 +170,15 @@ pub async fn another_runtime_cannot_touch(
 }
 
 /// The owner's runs, to compare before and after.
+/// Two new steps' values, told together, for a run that must not take them.
+pub fn two_steps_told() -> [codemode::ToldStep; 2] {
+    [1, 2].map(|seq| codemode::ToldStep {
+        seq,
+        name: "forged".to_owned(),
+        value: Some(json!(seq)),
+    })
+}
+
 pub fn snapshot(owner: &Runtime, ids: [&str; 2]) -> Vec<ExecutionState> {
     ids.iter()
         .map(|id| {
