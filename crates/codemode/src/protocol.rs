@@ -355,3 +355,22 @@ fn keep_null<'de, D: Deserializer<'de>>(
 fn raw_null() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).unwrap_or_else(|_| unreachable!("null is valid JSON"))
 }
+
+/// Whether the pipe `fd` has something to read within `millis` (0: only look). Interrupted by a signal, it
+/// says nothing has come; the caller's loop asks again.
+pub(crate) fn readable_within(fd: i32, millis: i32) -> io::Result<bool> {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    match unsafe { libc::poll(&mut poll, 1, millis) } {
+        ready if ready > 0 => Ok(true),
+        0 => Ok(false),
+        _ => match io::Error::last_os_error() {
+            error if error.kind() == io::ErrorKind::Interrupted => Ok(false),
+            error => Err(error),
+        },
+    }
+}

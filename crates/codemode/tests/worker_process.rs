@@ -59,6 +59,31 @@ fn passes_run_concurrently_on_separate_workers() {
     }
 }
 
+/// The requests a test host does not answer itself, answered by the `ItemsHost` it wraps (`self.inner`).
+macro_rules! answers_the_rest_as_items_host {
+    () => {
+        fn step_decide(&mut self, seq: u64, name: &str) -> codemode::StepAnswer {
+            self.inner.step_decide(seq, name)
+        }
+        fn step_record(
+            &mut self,
+            seq: u64,
+            value: Result<Option<Box<serde_json::value::RawValue>>, String>,
+        ) -> bool {
+            self.inner.step_record(seq, value)
+        }
+        fn search(&mut self, query: &str) -> Result<Box<serde_json::value::RawValue>, String> {
+            self.inner.search(query)
+        }
+        fn describe(&mut self, target: &str) -> Result<Box<serde_json::value::RawValue>, String> {
+            self.inner.describe(target)
+        }
+        fn snippet(&mut self, name: &str) -> codemode::SnippetAnswer {
+            self.inner.snippet(name)
+        }
+    };
+}
+
 /// A host whose connector call takes longer than the pass may.
 struct SlowHost {
     inner: ItemsHost,
@@ -66,29 +91,11 @@ struct SlowHost {
 }
 
 impl codemode::PassHost for SlowHost {
+    answers_the_rest_as_items_host!();
     fn call(&mut self, call: ConnectorCall) -> CallAnswer {
         std::thread::sleep(Duration::from_millis(600));
         self.finished_calls += 1;
         self.inner.call(call)
-    }
-    fn step_decide(&mut self, seq: u64, name: &str) -> codemode::StepAnswer {
-        self.inner.step_decide(seq, name)
-    }
-    fn step_record(
-        &mut self,
-        seq: u64,
-        value: Result<Option<Box<serde_json::value::RawValue>>, String>,
-    ) -> bool {
-        self.inner.step_record(seq, value)
-    }
-    fn search(&mut self, query: &str) -> Result<Box<serde_json::value::RawValue>, String> {
-        self.inner.search(query)
-    }
-    fn describe(&mut self, target: &str) -> Result<Box<serde_json::value::RawValue>, String> {
-        self.inner.describe(target)
-    }
-    fn snippet(&mut self, name: &str) -> codemode::SnippetAnswer {
-        self.inner.snippet(name)
     }
 }
 
@@ -156,19 +163,10 @@ struct GroupingHost {
 }
 
 impl codemode::PassHost for GroupingHost {
+    answers_the_rest_as_items_host!();
     fn call(&mut self, call: ConnectorCall) -> CallAnswer {
         self.events.push(format!("call {}", call.seq));
         self.inner.call(call)
-    }
-    fn step_decide(&mut self, seq: u64, name: &str) -> codemode::StepAnswer {
-        self.inner.step_decide(seq, name)
-    }
-    fn step_record(
-        &mut self,
-        seq: u64,
-        value: Result<Option<Box<serde_json::value::RawValue>>, String>,
-    ) -> bool {
-        self.inner.step_record(seq, value)
     }
     fn step_told(
         &mut self,
@@ -194,15 +192,6 @@ impl codemode::PassHost for GroupingHost {
     }
     fn steps_unrecorded(&self) -> bool {
         !self.held.is_empty()
-    }
-    fn search(&mut self, query: &str) -> Result<Box<serde_json::value::RawValue>, String> {
-        self.inner.search(query)
-    }
-    fn describe(&mut self, target: &str) -> Result<Box<serde_json::value::RawValue>, String> {
-        self.inner.describe(target)
-    }
-    fn snippet(&mut self, name: &str) -> codemode::SnippetAnswer {
-        self.inner.snippet(name)
     }
 }
 

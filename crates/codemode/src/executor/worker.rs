@@ -6,7 +6,8 @@ use super::{
     PassRequest, SnippetAnswer, StepAnswer,
 };
 use crate::protocol::{
-    DoneStatus, HostMessage, PROTOCOL_VERSION, RunMessage, WorkerMessage, write_message,
+    DoneStatus, HostMessage, PROTOCOL_VERSION, RunMessage, WorkerMessage, readable_within,
+    write_message,
 };
 use serde_json::value::RawValue;
 use std::io::{self, BufRead, BufReader, Read};
@@ -104,16 +105,9 @@ impl WorkerProcess {
 
     /// Whether the worker has already written another message (buffered, or waiting in the pipe).
     fn more_to_read(&self) -> bool {
-        if !self.stdout.buffer().is_empty() {
-            return true;
-        }
-        let mut poll = libc::pollfd {
-            fd: self.stdout.get_ref().as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd; a zero timeout only looks.
-        unsafe { libc::poll(&mut poll, 1, 0) > 0 }
+        // A pipe that cannot be polled is read at once, which says what is wrong with it.
+        !self.stdout.buffer().is_empty()
+            || readable_within(self.stdout.get_ref().as_raw_fd(), 0).unwrap_or(true)
     }
 
     /// Reads the next message, killing the worker at the deadline.
@@ -157,7 +151,7 @@ impl WorkerProcess {
             let message = match self.read(deadline) {
                 Ok(message) => message,
                 Err(died) => {
-                    // What the program was told it had is recorded even when its pass dies.
+                    // The step values the program went on with are recorded even when its pass dies.
                     host.flush_steps();
                     return Err(died);
                 }
@@ -176,8 +170,8 @@ impl WorkerProcess {
                 }
                 message => message,
             };
-            // Nothing the program asks for, and not its end, is answered before the steps it was told it
-            // had are recorded.
+            // Nothing the program asks for is answered, and its end is not taken, before the step values it
+            // went on with are recorded.
             unrecorded |= !host.flush_steps();
             if unrecorded {
                 if let WorkerMessage::Done {
@@ -394,18 +388,9 @@ fn wait_readable(fd: i32, deadline: Instant) -> Result<(), ()> {
         if left.is_zero() {
             return Err(());
         }
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
         let millis = left.as_millis().clamp(1, i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        let ready = unsafe { libc::poll(&mut poll, 1, millis) };
-        if ready > 0 {
-            return Ok(());
-        }
-        if ready < 0 && io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+        // A pipe that cannot be polled is read at once, which says what is wrong with it.
+        if readable_within(fd, millis).unwrap_or(true) {
             return Ok(());
         }
     }

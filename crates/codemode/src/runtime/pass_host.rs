@@ -2,7 +2,6 @@
 //! from the log or run and recorded, steps, discovery and snippets (docs/design.md, "Replay").
 
 use super::*;
-use crate::codec::{MAX_DURABLE_VALUE, utf16_len};
 use crate::store::ToldStep;
 
 /// A step value that cannot be stored ends the run: replay could not hand it back.
@@ -343,14 +342,10 @@ impl PassHost for RuntimeHost {
     }
 
     fn step_told(&mut self, seq: u64, name: &str, value: Option<Box<RawValue>>) -> bool {
-        let parsed = value.as_deref().map(parse_raw).transpose();
-        let fits = parsed.as_ref().is_ok_and(|value| {
-            value.as_ref().is_none_or(|value| {
-                utf16_len(&serde_json::to_string(value).unwrap_or_default()) <= MAX_DURABLE_VALUE
-            })
-        });
-        match parsed {
-            Ok(value) if fits => {
+        // A value too large to store is found by the store when it records the group: it fails the run
+        // there, after the steps before it (`Store::record_steps`).
+        match value.as_deref().map(parse_raw).transpose() {
+            Ok(value) => {
                 self.told.push(ToldStep {
                     seq,
                     name: name.to_owned(),
@@ -358,8 +353,8 @@ impl PassHost for RuntimeHost {
                 });
                 self.told.len() < TOLD_AT_MOST || self.flush_steps()
             }
-            // A value the store cannot take fails the run at this step, after the ones told before it.
-            _ => self.flush_steps() && self.step_fresh(seq, name, Ok(value)),
+            // A value JSON cannot carry fails the run at this step, after the ones told before it.
+            Err(_) => self.flush_steps() && self.step_fresh(seq, name, Ok(value)),
         }
     }
 

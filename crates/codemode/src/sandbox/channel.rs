@@ -1,7 +1,7 @@
 //! The worker's end of the pipe to the host: one message out, one message in, and waiting for the host
 //! between passes.
 
-use crate::protocol::{HostMessage, WorkerMessage, read_message, write_message};
+use crate::protocol::{HostMessage, WorkerMessage, read_message, readable_within, write_message};
 use std::cell::RefCell;
 use std::io::{BufRead, Write};
 use std::rc::Rc;
@@ -40,14 +40,8 @@ impl Channel {
         let Some(fd) = self.input_fd else {
             return false;
         };
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
         let millis = timeout.as_millis().min(i32::MAX as u128) as i32;
-        // SAFETY: one valid pollfd.
-        unsafe { libc::poll(&mut poll, 1, millis) > 0 }
+        readable_within(fd, millis).unwrap_or(false)
     }
 
     /// Sends a message. A host that went away leaves nothing to work for, so the worker exits.

@@ -13,6 +13,11 @@ use crate::rules::{Effect, Verdict};
 use crate::transitions::{self, Attempt, CallStep, Recorded};
 use serde_json::{Value, json};
 
+/// Whether a value's JSON is small enough to record.
+fn fits_durably(text: &str) -> bool {
+    utf16_len(text) <= MAX_DURABLE_VALUE
+}
+
 /// A new step's value the worker told without waiting for its record ([`Store::record_steps`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToldStep {
@@ -295,10 +300,9 @@ impl Store {
     }
 
     /// Records a step that ran without a decision first (nothing was recorded at `seq`): its entry, applied
-    /// with its value, in one transaction. A value that cannot be stored (`Err` with the message, or too
-    /// large) leaves the entry in `error` and fails the run. Returns false when the run is not running or
-    /// failed because of it. On PostgreSQL a value that can be stored goes in one round trip
-    /// ([`Store::record_step_at_once`]).
+    /// with its value ([`Store::record_step_values`]). A value that cannot be stored (`Err` with the message,
+    /// or too large) leaves the entry in `error` and fails the run. Returns false when the run is not running
+    /// or failed because of it.
     pub fn record_step(
         &self,
         id: &str,
@@ -308,52 +312,35 @@ impl Store {
         now: i64,
     ) -> Result<bool, StoreError> {
         let text = value.map(|v| v.map(|v| serde_json::to_string(v).unwrap_or_default()));
-        let failure = match &text {
-            Err(message) => Some((*message).to_owned()),
-            Ok(Some(text)) if utf16_len(text) > MAX_DURABLE_VALUE => Some(too_large_message(
+        let message = match &text {
+            Ok(text) if text.as_deref().is_none_or(fits_durably) => {
+                return self.record_step_values(id, &[(seq, name, text.as_deref())], now);
+            }
+            Ok(text) => too_large_message(
                 &format!("The result of {}.{name}", crate::STEP_CONNECTOR),
-                utf16_len(text),
-            )),
-            Ok(_) => None,
+                text.as_deref().map(utf16_len).unwrap_or_default(),
+            ),
+            Err(message) => (*message).to_owned(),
         };
-        if let (None, Ok(text)) = (&failure, &text)
-            && let Some(recorded) = self.record_step_at_once(id, seq, name, text.as_deref(), now)?
-        {
-            return Ok(recorded);
-        }
         self.write_run(id, |tx| {
             if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
                 return Ok(false);
             }
-            let (state, result) = match (&failure, &text) {
-                (None, Ok(text)) => ("applied", text.as_deref()),
-                _ => ("error", None),
-            };
             tx.execute_later(
                 "INSERT INTO cm_log
                    (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
                     started_at, finished_at)
-                 VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, ?6, ?7, ?7)",
-                args![id, seq as i64, crate::STEP_CONNECTOR, name, result, state, now],
+                 VALUES (?1, ?2, ?3, ?4, NULL, NULL, 0, 0, 'error', ?5, ?5)",
+                args![id, seq as i64, crate::STEP_CONNECTOR, name, now],
             )?;
-            match &failure {
-                Some(message) => {
-                    fail_in(tx, &self.runtime, id, message, now)?;
-                    Ok(false)
-                }
-                None => {
-                    touch(tx, &self.runtime, id, now)?;
-                    tx.quiet();
-                    Ok(true)
-                }
-            }
+            fail_in(tx, &self.runtime, id, &message, now)?;
+            Ok(false)
         })
     }
 
     /// Records new steps' values that the worker told without waiting (docs/semantics.md §3.6), all in one
-    /// transaction — on PostgreSQL one statement, one round trip — or none of them. Returns false when the
-    /// run is not running, or when a value could not be stored (which fails the run, as [`Store::record_step`]
-    /// does, after the steps before it).
+    /// transaction or none of them. Returns false when the run is not running, or when a value could not be
+    /// stored (which fails the run, as [`Store::record_step`] does, after the steps before it).
     pub fn record_steps(&self, id: &str, steps: &[ToldStep], now: i64) -> Result<bool, StoreError> {
         let texts: Vec<Option<String>> = steps
             .iter()
@@ -363,11 +350,7 @@ impl Store {
                     .map(|v| serde_json::to_string(v).unwrap_or_default())
             })
             .collect();
-        let fits = texts
-            .iter()
-            .flatten()
-            .all(|text| utf16_len(text) <= MAX_DURABLE_VALUE);
-        if steps.len() == 1 || !fits {
+        if !texts.iter().flatten().all(|text| fits_durably(text)) {
             for step in steps {
                 if !self.record_step(id, step.seq, &step.name, Ok(step.value.as_ref()), now)? {
                     return Ok(false);
@@ -375,20 +358,37 @@ impl Store {
             }
             return Ok(true);
         }
-        if let Some(recorded) = self.record_steps_at_once(id, steps, &texts, now)? {
+        let values: Vec<(u64, &str, Option<&str>)> = steps
+            .iter()
+            .zip(&texts)
+            .map(|(step, text)| (step.seq, step.name.as_str(), text.as_deref()))
+            .collect();
+        self.record_step_values(id, &values, now)
+    }
+
+    /// New steps' entries, applied with their values (`seq`, name, JSON that fits), in one transaction that
+    /// holds the run's condition — on PostgreSQL one statement, one round trip
+    /// ([`Store::record_step_values_at_once`]). False when the run is not running (then none is recorded).
+    fn record_step_values(
+        &self,
+        id: &str,
+        values: &[(u64, &str, Option<&str>)],
+        now: i64,
+    ) -> Result<bool, StoreError> {
+        if let Some(recorded) = self.record_step_values_at_once(id, values, now)? {
             return Ok(recorded);
         }
         self.write_run(id, |tx| {
             if status_of(tx, &self.runtime, id)? != Some(ExecutionStatus::Running) {
                 return Ok(false);
             }
-            for (step, text) in steps.iter().zip(&texts) {
+            for (seq, name, text) in values {
                 tx.execute_later(
                     "INSERT INTO cm_log
                        (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
                         started_at, finished_at)
                      VALUES (?1, ?2, ?3, ?4, NULL, ?5, 0, 0, 'applied', ?6, ?6)",
-                    args![id, step.seq as i64, crate::STEP_CONNECTOR, step.name, text, now],
+                    args![id, *seq as i64, crate::STEP_CONNECTOR, *name, *text, now],
                 )?;
             }
             touch(tx, &self.runtime, id, now)?;

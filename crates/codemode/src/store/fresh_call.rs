@@ -4,7 +4,7 @@
 //! (docs/shared-store.md, "Fewer round trips").
 
 use super::Store;
-use super::call_log::{CallPlan, ToldStep};
+use super::call_log::CallPlan;
 use super::postgres::{Lock, Postgres};
 use super::sql::{Param, args};
 use super::transactions::{Database, advisory_key, off_async_workers};
@@ -198,66 +198,26 @@ impl Store {
         Ok((changed == 1).then_some(CallPlan::Execute))
     }
 
-    /// On PostgreSQL, a step's value that can be stored (`text`, its JSON) recorded by one statement that
-    /// holds the run's condition, in one round trip with BEGIN and COMMIT: `Some(true)` when recorded,
-    /// `Some(false)` when the run is not running. `None` on SQLite, where [`Store::record_step`] reads and
-    /// writes as it always does.
-    pub(super) fn record_step_at_once(
+    /// On PostgreSQL, new steps' values (`seq`, name, JSON) recorded by one statement that holds the run's
+    /// condition: `Some(true)` when all were recorded, `Some(false)` when the run is not running (then none
+    /// is). The values travel as one JSON parameter, so the statement is the same for any number of steps.
+    /// `None` on SQLite, where [`Store::record_step_values`] reads and writes as it always does.
+    pub(super) fn record_step_values_at_once(
         &self,
         id: &str,
-        seq: u64,
-        name: &str,
-        text: Option<&str>,
-        now: i64,
-    ) -> Result<Option<bool>, StoreError> {
-        let Database::Postgres(postgres) = &self.database else {
-            return Ok(None);
-        };
-        let sql = "WITH run AS (
-               SELECT 1 FROM cm_executions e WHERE e.id = ?1 AND e.runtime = ?7 AND e.status = 'running'),
-             recorded AS (
-               INSERT INTO cm_log
-                 (execution_id, seq, connector, method, args, result, requires_approval, ephemeral, state,
-                  started_at, finished_at)
-               SELECT ?1, ?2, ?3, ?4, NULL, ?5, 0, 0, 'applied', ?6, ?6 FROM run RETURNING 1)
-             UPDATE cm_executions SET updated_at = ?6
-              WHERE id = ?1 AND runtime = ?7 AND EXISTS (SELECT 1 FROM recorded)";
-        let seq = seq as i64;
-        let params = args![
-            id,
-            seq,
-            crate::STEP_CONNECTOR,
-            name,
-            text,
-            now,
-            self.runtime
-        ];
-        let changed = self.commit_progress(postgres, id, sql, params)?;
-        Ok(Some(changed == 1))
-    }
-
-    /// On PostgreSQL, several steps' values (`texts`, their JSON) recorded by one statement that holds the
-    /// run's condition: `Some(true)` when all were recorded, `Some(false)` when the run is not running (then
-    /// none is). The values travel as one JSON parameter, so the statement is the same for any number of
-    /// steps. `None` on SQLite.
-    pub(super) fn record_steps_at_once(
-        &self,
-        id: &str,
-        steps: &[ToldStep],
-        texts: &[Option<String>],
+        values: &[(u64, &str, Option<&str>)],
         now: i64,
     ) -> Result<Option<bool>, StoreError> {
         let Database::Postgres(postgres) = &self.database else {
             return Ok(None);
         };
         // PostgreSQL's text cannot hold NUL: a name with one is written as the parameters are (flights.rs).
-        let rows: Vec<Value> = steps
+        let rows: Vec<Value> = values
             .iter()
-            .zip(texts)
-            .map(|(step, text)| {
+            .map(|(seq, name, text)| {
                 serde_json::json!({
-                    "seq": step.seq,
-                    "name": step.name.replace('\0', "\u{FFFD}"),
+                    "seq": seq,
+                    "name": name.replace('\0', "\u{FFFD}"),
                     "result": text,
                 })
             })
