@@ -101,21 +101,6 @@ fn action() -> impl Strategy<Value = Action> {
     ]
 }
 
-/// Makes a PostgreSQL database refuse every write to the runtime's tables, as a read-only one does.
-const PG_REFUSE_WRITES: &str = "
-CREATE FUNCTION cm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-  RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = 'read_only_sql_transaction';
-END $$;
-CREATE TRIGGER cm_test_refuse_log BEFORE INSERT OR UPDATE OR DELETE ON cm_log
-  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();
-CREATE TRIGGER cm_test_refuse_runs BEFORE INSERT OR UPDATE OR DELETE ON cm_executions
-  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();";
-
-const PG_TAKE_WRITES: &str = "
-DROP TRIGGER IF EXISTS cm_test_refuse_log ON cm_log;
-DROP TRIGGER IF EXISTS cm_test_refuse_runs ON cm_executions;
-DROP FUNCTION IF EXISTS cm_test_refuse();";
-
 /// Closes the PostgreSQL database `name` to new connections and terminates the ones it has, as a failover
 /// does (run from the server's own `postgres` database: a database cannot close itself).
 fn pg_close(name: &str) -> String {
@@ -157,7 +142,9 @@ fn fault(runtime: &Runtime, store: &StoreLocation, other: bool) -> Box<dyn FnOnc
                     support::store::psql(&server_of(&url), &pg_close(&database_of(&url)), false)
                 })
             } else {
-                Box::new(move || support::store::psql(&url, PG_REFUSE_WRITES, false))
+                Box::new(move || {
+                    support::store::psql(&url, support::store::PG_REFUSE_WRITES, false)
+                })
             }
         }
     }
@@ -173,7 +160,7 @@ fn heal(runtime: &Runtime, store: &StoreLocation) {
                 database_of(url)
             );
             support::store::psql(&server_of(url), &open, false);
-            support::store::psql(url, PG_TAKE_WRITES, false);
+            support::store::psql(url, support::store::PG_TAKE_WRITES, false);
         }
     }
 }

@@ -1,12 +1,15 @@
 //! A failed write after an effect is never forgotten (docs/design.md, "When the store fails"): the store is
 //! made to refuse writes right after a connector acted, and the run must then stop interrupted with that call
 //! in doubt — never replayed as if it had not run — and be recoverable once the store takes writes again.
+//! On SQLite the process's own connection refuses writes; on PostgreSQL the database does (a trigger), and
+//! the call's outcome, sent without waiting there (docs/semantics.md §3.6), is found unrecorded at the
+//! program's next request.
 
 mod support;
 
 use codemode::{
     Actor, BoxFuture, CallContext, Connector, EntryState, Runtime, RuntimeError, RuntimeOptions,
-    StoreFault, ToolDescriptor,
+    StoreFault, StoreLocation, ToolDescriptor,
 };
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -18,7 +21,28 @@ use std::time::Duration;
 struct Sink {
     effects: Mutex<Vec<(String, u64, String)>>,
     runtime: OnceLock<Runtime>,
+    store: OnceLock<StoreLocation>,
     fail_after_effect: Mutex<bool>,
+}
+
+impl Sink {
+    /// The store refuses writes (`true`) or takes them again.
+    fn refuse_writes(&self, refuse: bool) {
+        let (Some(runtime), Some(store)) = (self.runtime.get(), self.store.get()) else {
+            return;
+        };
+        match store {
+            StoreLocation::File(_) => {
+                runtime.inject_store_fault_for_tests(refuse.then_some(StoreFault::ReadOnly))
+            }
+            StoreLocation::Postgres(url) if refuse => {
+                support::store::psql(url, support::store::PG_REFUSE_WRITES, true)
+            }
+            StoreLocation::Postgres(url) => {
+                support::store::psql(url, support::store::PG_TAKE_WRITES, false)
+            }
+        }
+    }
 }
 
 impl Connector for Sink {
@@ -53,10 +77,8 @@ impl Connector for Sink {
                 .lock()
                 .unwrap()
                 .push((ctx.execution_id, ctx.seq, method.to_owned()));
-            if *self.fail_after_effect.lock().unwrap()
-                && let Some(runtime) = self.runtime.get()
-            {
-                runtime.inject_store_fault_for_tests(Some(StoreFault::ReadOnly));
+            if *self.fail_after_effect.lock().unwrap() {
+                self.refuse_writes(true);
             }
             Ok(Some(json!({"done": true})))
         })
@@ -73,10 +95,12 @@ async fn sink_runtime() -> (Arc<Sink>, Runtime) {
         ..RuntimeOptions::default()
     };
     let connector: Arc<dyn Connector> = sink.clone();
-    let runtime = Runtime::open(support::store_at(&db), options, vec![connector])
+    let store = support::store_at(&db);
+    let runtime = Runtime::open(store.clone(), options, vec![connector])
         .await
         .expect("runtime");
     let _ = sink.runtime.set(runtime.clone());
+    let _ = sink.store.set(store);
     (sink, runtime)
 }
 
@@ -99,9 +123,6 @@ async fn interrupted(runtime: &Runtime, id: &str) -> bool {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approved_call_whose_outcome_could_not_be_recorded_is_in_doubt_never_replayed_as_not_run()
  {
-    if support::on_postgres() {
-        return; // The SQLite connection's fault; docs/design.md says how PostgreSQL is covered.
-    }
     let (sink, runtime) = sink_runtime().await;
     let paused = runtime
         .execute("async () => { await sink.act(); return 'after'; }")
@@ -124,7 +145,7 @@ async fn an_approved_call_whose_outcome_could_not_be_recorded_is_in_doubt_never_
 
     // The store takes writes again: the run is interrupted, its call still executing (in doubt).
     *sink.fail_after_effect.lock().unwrap() = false;
-    runtime.inject_store_fault_for_tests(None);
+    sink.refuse_writes(false);
     assert!(interrupted(&runtime, &id).await, "the pass was let go");
     let run = runtime.execution(&id).unwrap().unwrap();
     assert_eq!(run.log[0].state, EntryState::Executing, "{:?}", run.log);
@@ -138,9 +159,6 @@ async fn an_approved_call_whose_outcome_could_not_be_recorded_is_in_doubt_never_
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
-    if support::on_postgres() {
-        return;
-    }
     let (sink, runtime) = sink_runtime().await;
     *sink.fail_after_effect.lock().unwrap() = true;
     let error = runtime
@@ -155,7 +173,7 @@ async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
         1,
         "the program did not go on past the unrecorded call"
     );
-    runtime.inject_store_fault_for_tests(None);
+    sink.refuse_writes(false);
     let id = sink.effects.lock().unwrap()[0].0.clone();
     assert!(interrupted(&runtime, &id).await);
     let run = runtime.execution(&id).unwrap().unwrap();

@@ -90,6 +90,13 @@ pub trait PassHost {
     fn flush_steps(&mut self) -> bool {
         true
     }
+    /// Records everything held or sent and not yet known to be recorded — the steps told, and whatever else
+    /// the host sends ahead (a call's outcome) — before the host answers anything but a call (which settles
+    /// what concerns it itself), ends the pass, or sees it die. `false` stops the program at its next
+    /// request (or ends the pass as stopped).
+    fn settle(&mut self) -> bool {
+        self.flush_steps()
+    }
     /// Whether steps told are waiting to be recorded.
     fn steps_unrecorded(&self) -> bool {
         false

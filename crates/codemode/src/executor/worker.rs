@@ -152,7 +152,7 @@ impl WorkerProcess {
                 Ok(message) => message,
                 Err(died) => {
                     // The step values the program went on with are recorded even when its pass dies.
-                    host.flush_steps();
+                    host.settle();
                     return Err(died);
                 }
             };
@@ -171,8 +171,11 @@ impl WorkerProcess {
                 message => message,
             };
             // Nothing the program asks for is answered, and its end is not taken, before the step values it
-            // went on with are recorded.
-            unrecorded |= !host.flush_steps();
+            // went on with are recorded; a call settles the rest itself, so its record can travel with it.
+            unrecorded |= !match message {
+                WorkerMessage::Call { .. } => host.flush_steps(),
+                _ => host.settle(),
+            };
             if unrecorded {
                 if let WorkerMessage::Done {
                     replayed,

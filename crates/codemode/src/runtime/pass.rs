@@ -99,8 +99,11 @@ impl Runtime {
                 broken: None,
                 in_doubt: false,
                 told: Vec::new(),
+                outcome_sent: None,
             };
             let ran = inner.executor.run(&request, &mut host);
+            // However the pass ended, nothing it sent to the store is left unread.
+            host.settle();
             // A worker that could not be started never asked for the record; the failure is recorded.
             host.started();
             host.recorded();

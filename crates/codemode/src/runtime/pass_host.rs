@@ -53,6 +53,9 @@ pub(super) struct RuntimeHost {
     /// New steps' values the worker told without waiting, in seq order, to record together
     /// ([`PassHost::flush_steps`]).
     pub(super) told: Vec<ToldStep>,
+    /// The last call's outcome, sent to a shared store and not yet known to be recorded: which call it was.
+    /// Settled before anything the program does next leaves the host (docs/semantics.md §3.6).
+    pub(super) outcome_sent: Option<String>,
 }
 
 /// How many told steps are held at most before they are recorded, whatever the worker still has to say.
@@ -61,11 +64,35 @@ const TOLD_AT_MOST: usize = 256;
 impl RuntimeHost {
     /// Whether a step's value was recorded; a store failure stops the pass, since a replay would then give the
     /// program another value than this pass saw (docs/design.md, "When the store fails").
-    pub(super) fn settle(&mut self, recorded: Result<bool, StoreError>) -> bool {
+    pub(super) fn step_recorded(&mut self, recorded: Result<bool, StoreError>) -> bool {
         recorded.unwrap_or_else(|error| {
             self.broken = Some(RuntimeError::Store(error));
             false
         })
+    }
+
+    /// Whether the last call's outcome sent to the store was recorded (waiting for it if need be); false when
+    /// it could not be, and the pass must stop.
+    pub(super) fn outcome_recorded(&mut self) -> bool {
+        let Some(what) = self.outcome_sent.take() else {
+            return true;
+        };
+        match self.inner.store.outcome_landed(&self.id) {
+            Ok(()) => true,
+            Err(error) => {
+                self.outcome_unrecorded(what, error);
+                false
+            }
+        }
+    }
+
+    /// The connector acted and its outcome is not on record: the run must never be replayed as if the call
+    /// had not run. It stops, interrupted with the call in doubt (docs/design.md, "When the store fails").
+    fn outcome_unrecorded(&mut self, what: String, error: StoreError) {
+        self.broken = Some(RuntimeError::Interrupted(format!(
+            "the outcome of {what} could not be recorded after it ran: {error}; the run is interrupted with that call in doubt"
+        )));
+        self.in_doubt = true;
     }
 
     /// Waits for the new execution's record; false when it could not be written (the pass must stop).
@@ -195,6 +222,10 @@ impl PassHost for RuntimeHost {
             ephemeral,
             now,
         );
+        // The last call's outcome travelled ahead of this record: known now.
+        if !self.outcome_recorded() {
+            return CallAnswer::Stop;
+        }
         // The entry keeps what the program sent (replay matches it); an edited approval runs what the person
         // changed it to.
         let mut args = args;
@@ -238,24 +269,26 @@ impl PassHost for RuntimeHost {
         let executed = self
             .handle
             .block_on(connector.execute(&call.method, args, ctx));
-        let recorded = match &executed {
-            Ok(result) => store
-                .record_result(&self.id, call.seq, result.as_ref(), inner.now())
-                .map(|_| ()),
-            // The connector answered: the call has an outcome, replayed as this same error and never
-            // executed again (docs/design.md, "A call's outcome is recorded, errors included").
-            Err(message) => store.record_error(&self.id, call.seq, message, inner.now()),
+        let what = format!("{}.{} (call {})", call.connector, call.method, call.seq);
+        let outcome = match &executed {
+            Ok(result) => Ok(result.as_ref()),
+            Err(message) => Err(message.as_str()),
         };
-        if let Err(error) = recorded {
-            // The connector acted and its outcome is not on record: the run must never be replayed as if the
-            // call had not run. It stops here, interrupted with the call in doubt (docs/design.md, "When the
-            // store fails").
-            self.broken = Some(RuntimeError::Interrupted(format!(
-                "the outcome of {}.{} (call {}) could not be recorded after it ran: {error}; the run is interrupted with that call in doubt",
-                call.connector, call.method, call.seq
-            )));
-            self.in_doubt = true;
-            return CallAnswer::Stop;
+        if store.send_outcome(&self.id, call.seq, outcome, inner.now()) {
+            self.outcome_sent = Some(what);
+        } else {
+            let recorded = match outcome {
+                Ok(result) => store
+                    .record_result(&self.id, call.seq, result, inner.now())
+                    .map(|_| ()),
+                // The connector answered: the call has an outcome, replayed as this same error and never
+                // executed again (docs/design.md, "A call's outcome is recorded, errors included").
+                Err(message) => store.record_error(&self.id, call.seq, message, inner.now()),
+            };
+            if let Err(error) = recorded {
+                self.outcome_unrecorded(what, error);
+                return CallAnswer::Stop;
+            }
         }
         // A result too large to record fails the run (record_result said so in the store); the program still
         // gets it, and the next call (or the end of the pass) sees the failure.
@@ -305,7 +338,7 @@ impl PassHost for RuntimeHost {
                         self.inner
                             .store
                             .record_result(&self.id, seq, value.as_ref(), now);
-                    self.settle(recorded)
+                    self.step_recorded(recorded)
                 }
                 Err(reason) => step_unrecordable(self, seq, &reason, now),
             },
@@ -338,7 +371,7 @@ impl PassHost for RuntimeHost {
             .inner
             .store
             .record_step(&self.id, seq, name, value, now);
-        self.settle(recorded)
+        self.step_recorded(recorded)
     }
 
     fn step_told(&mut self, seq: u64, name: &str, value: Option<Box<RawValue>>) -> bool {
@@ -369,7 +402,12 @@ impl PassHost for RuntimeHost {
         self.logged = true;
         let now = self.inner.now();
         let recorded = self.inner.store.record_steps(&self.id, &told, now);
-        self.settle(recorded)
+        self.step_recorded(recorded)
+    }
+
+    fn settle(&mut self) -> bool {
+        // The outcome first: the steps after it go on their own when it failed.
+        self.outcome_recorded() && self.flush_steps()
     }
 
     fn steps_unrecorded(&self) -> bool {

@@ -187,7 +187,10 @@ impl Store {
                SELECT 1 FROM cm_executions e
                 WHERE e.id = ?1 AND e.runtime = ?23 AND e.status = 'running'
                   AND (e.forked_from IS NULL OR e.diverged_at IS NOT NULL OR ?2 >= COALESCE(e.forked_seq, 0))
-                  AND NOT EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = ?1 AND l.seq = ?2)),
+                  AND NOT EXISTS (SELECT 1 FROM cm_log l WHERE l.execution_id = ?1 AND l.seq = ?2)
+                  -- The call before, whose outcome was sent ahead in this flight, is on record.
+                  AND NOT EXISTS (SELECT 1 FROM cm_log l
+                                   WHERE l.execution_id = ?1 AND l.seq = ?2 - 1 AND l.state = 'executing')),
              recorded AS (INSERT INTO cm_log {ENTRY_COLUMNS} SELECT {ENTRY_VALUES} FROM run RETURNING 1),
              hit AS (UPDATE cm_rules SET hits = hits + 1, last_hit = ?21
                       WHERE runtime = ?23 AND id = ?24 AND EXISTS (SELECT 1 FROM recorded))
@@ -239,9 +242,86 @@ impl Store {
         Ok(Some(changed == 1))
     }
 
+    /// On PostgreSQL, a call's outcome — its result, or the error its connector answered — sent to be
+    /// committed without waiting for the answer, so the program goes on while it travels: true when sent.
+    /// What it came to is read by [`Store::outcome_landed`] before anything the program does next leaves the
+    /// host, or with the next record of the run, which travels in the same flight behind it
+    /// (docs/shared-store.md, "A call's outcome is sent, not waited for"). False on SQLite, for a result too
+    /// large to record, or when nothing could be sent: then `record_result` or `record_error` records it.
+    pub fn send_outcome(
+        &self,
+        id: &str,
+        seq: u64,
+        outcome: Result<Option<&Value>, &str>,
+        now: i64,
+    ) -> bool {
+        let Database::Postgres(postgres) = &self.database else {
+            return false;
+        };
+        let (set, value) = match outcome {
+            Ok(result) => {
+                let text = result.map(|r| serde_json::to_string(r).unwrap_or_default());
+                if text
+                    .as_deref()
+                    .is_some_and(|t| crate::codec::utf16_len(t) > crate::codec::MAX_DURABLE_VALUE)
+                {
+                    return false;
+                }
+                (
+                    "result = CASE WHEN ephemeral <> 0 THEN NULL ELSE ?3 END, state = 'applied'",
+                    text,
+                )
+            }
+            Err(message) => (
+                "state = 'error', error = ?3",
+                Some(super::runs::cap(message)),
+            ),
+        };
+        // As `record_result` and `record_error`, in one statement.
+        let only_executing = if outcome.is_err() {
+            "AND state = 'executing'"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "WITH outcome AS (
+               UPDATE cm_log SET {set}, finished_at = ?5
+                WHERE execution_id = ?1 AND seq = ?2 {only_executing} AND {}
+               RETURNING 1)
+             UPDATE cm_executions SET updated_at = ?5 WHERE id = ?1 AND runtime = ?4",
+            super::runs::of_runtime("?4")
+        );
+        let seq = seq as i64;
+        let params = args![id, seq, value, self.runtime, now];
+        let locks = self.run_locks(id);
+        off_async_workers(|| postgres.send_one(id, &locks, &self.runtime, true, &sql, params))
+            .is_ok()
+    }
+
+    /// What the outcome [`Store::send_outcome`] sent for run `id` came to: an error when it could not be
+    /// recorded (the call is then in doubt). Nothing sent is nothing to say.
+    pub fn outcome_landed(&self, id: &str) -> Result<(), StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(());
+        };
+        match off_async_workers(|| postgres.landed(id)) {
+            Some(Err(error)) => Err(error.into()),
+            Some(Ok(_)) | None => Ok(()),
+        }
+    }
+
+    /// The locks a write of run `id` holds: the runtime's shared, and the run's own.
+    pub(super) fn run_locks(&self, id: &str) -> [Lock; 2] {
+        [
+            Lock::Shared(self.write_lock),
+            Lock::Exclusive(advisory_key("codemode run", id)),
+        ]
+    }
+
     /// One statement that records a running run's progress, in a transaction of its own under the run's lock
-    /// and with the runtime's shared, sent with BEGIN and COMMIT in one flight; quiet, as every such record
-    /// (docs/shared-store.md, "Live updates"). How many rows its last part changed.
+    /// and with the runtime's shared, sent with BEGIN and COMMIT in one flight — behind the outcome sent for
+    /// the run, when one is in the air; quiet, as every such record (docs/shared-store.md, "Live updates").
+    /// How many rows its last part changed.
     fn commit_progress(
         &self,
         postgres: &Postgres,
@@ -249,12 +329,9 @@ impl Store {
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<u64, StoreError> {
-        let locks = [
-            Lock::Shared(self.write_lock),
-            Lock::Exclusive(advisory_key("codemode run", id)),
-        ];
+        let locks = self.run_locks(id);
         Ok(off_async_workers(|| {
-            postgres.commit_one(&locks, &self.runtime, true, sql, params)
+            postgres.commit_one_after(id, &locks, &self.runtime, true, sql, params)
         })?)
     }
 }

@@ -1,10 +1,9 @@
 //! A run's own row from its beginning to its end, and the small updates every transition of a run shares.
 
-use super::postgres;
 use super::retention::{Retention, prune};
 use super::rows::{LOG_COLUMNS, log_entry, log_of};
 use super::sql::{Sql, args};
-use super::transactions::{Database, advisory_key, off_async_workers};
+use super::transactions::{Database, off_async_workers};
 use super::{Result, Store, StoreError};
 use crate::codec::{MAX_DURABLE_VALUE, too_large_message, utf16_len};
 use crate::model::ToolLogEntry;
@@ -155,11 +154,9 @@ impl Store {
              SELECT d.done_id, {LOG_COLUMNS} FROM done d LEFT JOIN cm_log l ON l.execution_id = d.done_id
              ORDER BY seq"
         );
-        let locks = [
-            postgres::Lock::Shared(self.write_lock),
-            postgres::Lock::Exclusive(advisory_key("codemode run", id)),
-        ];
+        let locks = self.run_locks(id);
         let rows = off_async_workers(|| {
+            postgres.land(id);
             postgres.commit_query(
                 &locks,
                 &self.runtime,

@@ -64,14 +64,13 @@ impl Store {
         match &self.database {
             Database::Sqlite(_) => self.write(f),
             Database::Postgres(postgres) => off_async_workers(|| {
-                Ok(postgres.transaction(
-                    &[
-                        postgres::Lock::Shared(self.write_lock),
-                        postgres::Lock::Exclusive(advisory_key("codemode run", id)),
-                    ],
-                    &self.runtime,
-                    |connection| f(connection),
-                )?)
+                // A run's writes are taken in the order they were made: one sent ahead lands first.
+                postgres.land(id);
+                Ok(
+                    postgres.transaction(&self.run_locks(id), &self.runtime, |connection| {
+                        f(connection)
+                    })?,
+                )
             }),
         }
     }

@@ -93,3 +93,18 @@ pub fn psql_output(url: &str, sql: &str, may_exist: bool) -> String {
     );
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// Makes a PostgreSQL database refuse every write to the runtime's tables, as a read-only one does.
+pub const PG_REFUSE_WRITES: &str = "
+CREATE FUNCTION cm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+  RAISE EXCEPTION 'cannot execute % in a read-only transaction', TG_OP USING ERRCODE = 'read_only_sql_transaction';
+END $$;
+CREATE TRIGGER cm_test_refuse_log BEFORE INSERT OR UPDATE OR DELETE ON cm_log
+  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();
+CREATE TRIGGER cm_test_refuse_runs BEFORE INSERT OR UPDATE OR DELETE ON cm_executions
+  FOR EACH STATEMENT EXECUTE FUNCTION cm_test_refuse();";
+
+pub const PG_TAKE_WRITES: &str = "
+DROP TRIGGER IF EXISTS cm_test_refuse_log ON cm_log;
+DROP TRIGGER IF EXISTS cm_test_refuse_runs ON cm_executions;
+DROP FUNCTION IF EXISTS cm_test_refuse();";

@@ -33,7 +33,8 @@ type Engine = Pin<Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + S
 /// One connection: the client that makes requests, the engine that carries them, and the statements
 /// prepared on it.
 pub(crate) struct Driven {
-    pub client: tokio_postgres::Client,
+    /// Shared with the flights sent on it, which may be waited for after their sender returned.
+    pub client: Arc<tokio_postgres::Client>,
     engine: std::sync::Mutex<Option<Engine>>,
     fd: RawFd,
     wants_write: Arc<AtomicBool>,
@@ -161,7 +162,7 @@ impl Driven {
         let (client, connection) = wait_for(fd, &wants_write, None, startup, deadline, None)
             .ok_or_else(|| DbError::Connect("timed out while starting the session".to_owned()))??;
         Ok(Driven {
-            client,
+            client: Arc::new(client),
             engine: std::sync::Mutex::new(Some(Box::pin(connection))),
             fd,
             wants_write,
@@ -199,6 +200,49 @@ impl Driven {
         }
     }
 
+    /// Hands `request` to the server without waiting for its answer: drives the connection until everything
+    /// it sends is written, and returns, or answers when the answer came already. The request is then waited
+    /// for with [`Driven::wait`]; nothing else may be sent on the connection before.
+    pub(crate) fn send<F: Future + Unpin>(&self, request: &mut F) -> Option<F::Output> {
+        let mut engine = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            // A deadline already passed: polls until neither the request nor the connection asks for more.
+            let now = Instant::now();
+            let polled = wait_for(
+                self.fd,
+                &self.wants_write,
+                Some(&mut engine),
+                Pin::new(&mut *request),
+                now,
+                None,
+            );
+            if polled.is_some() {
+                return polled;
+            }
+            if engine.is_none() || !self.wants_write.load(Ordering::SeqCst) {
+                return None;
+            }
+            // The socket is full: what is left is written once it takes more, so the server never holds a
+            // transaction's locks waiting for the rest of it while this thread goes on.
+            let mut poll = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLOUT | libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd on the socket this connection owns; an error only loops again.
+            unsafe { libc::poll(&mut poll, 1, 1_000) };
+        }
+    }
+
+    /// `sql` when it was prepared on this connection already.
+    pub(crate) fn cached(&self, sql: &str) -> Option<tokio_postgres::Statement> {
+        self.statements
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(sql)
+            .cloned()
+    }
+
     /// Whether the connection is still open: reads what the server sent while it lay in the pool (a
     /// shutdown notice, an end of file) without waiting.
     pub(super) fn is_open(&self) -> bool {
@@ -219,13 +263,8 @@ impl Driven {
 
     /// `sql` prepared on this connection, once.
     pub(crate) fn prepared(&self, sql: &str) -> Result<tokio_postgres::Statement, DbError> {
-        if let Some(statement) = self
-            .statements
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(sql)
-        {
-            return Ok(statement.clone());
+        if let Some(statement) = self.cached(sql) {
+            return Ok(statement);
         }
         let statement = self.wait(self.client.prepare(sql))?;
         self.statements

@@ -4,12 +4,13 @@
 use super::driven::Driven;
 use super::pool::Pooled;
 use crate::store::sql::{Cell, DbError, Dialect, Param, Row, Sql, postgres_placeholders};
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use tokio_postgres::types::{ToSql, Type};
 
 /// One pooled connection, for one transaction or read. Statements are prepared once per connection.
-pub(crate) struct Connection<'a> {
-    pub(super) pooled: Pooled<'a>,
+pub(crate) struct Connection {
+    pub(super) pooled: Pooled,
     /// What this transaction has not sent yet — its BEGIN, then writes whose answer nobody needs — to leave
     /// in one flight with the next statement that needs an answer, or with COMMIT: tokio-postgres pipelines
     /// requests whose futures are polled together, so a recorded call's transaction is two round trips.
@@ -32,7 +33,7 @@ pub(super) enum Flight {
 }
 
 impl Flight {
-    fn error(self) -> DbError {
+    pub(super) fn error(self) -> DbError {
         match self {
             Flight::Earlier(error) | Flight::Last(error) => error,
         }
@@ -40,10 +41,14 @@ impl Flight {
 }
 
 /// What the last request of a flight is.
-pub(super) enum Last<'a> {
-    Execute(&'a tokio_postgres::Statement, &'a [Typed]),
-    Query(&'a tokio_postgres::Statement, &'a [Typed]),
+pub(super) enum Last {
+    Execute(tokio_postgres::Statement, Vec<Typed>),
+    Query(tokio_postgres::Statement, Vec<Typed>),
 }
+
+/// A transaction sent whole — BEGIN, its statement and COMMIT — owning what it sends, so it can be waited
+/// for after its sender returned (a parked flight, `Postgres::send_one`).
+pub(super) type Committing = std::pin::Pin<Box<dyn Future<Output = Result<Answer, Flight>> + Send>>;
 
 /// What the last request answered.
 pub(super) enum Answer {
@@ -52,7 +57,7 @@ pub(super) enum Answer {
     Done,
 }
 
-impl Connection<'_> {
+impl Connection {
     pub(super) fn queue(&self, request: Queued) {
         self.queued
             .lock()
@@ -70,14 +75,14 @@ impl Connection<'_> {
 
     /// Sends everything queued, then `last` (or the simple statements `simple` when `last` is `None`), all in
     /// one flight, and waits for the answers: the first failure is what the caller hears.
-    pub(super) fn flight(&self, last: Option<Last<'_>>, simple: &str) -> Result<Answer, Flight> {
+    pub(super) fn flight(&self, last: Option<Last>, simple: &str) -> Result<Answer, Flight> {
         let driven = self.driven().map_err(Flight::Earlier)?;
         let client = &driven.client;
         let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
         let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
         let last = async {
             match last {
-                Some(last) => answer(client, last).await,
+                Some(last) => answer(client, &last).await,
                 None => client.batch_execute(simple).await.map(|()| Answer::Done),
             }
         };
@@ -90,22 +95,34 @@ impl Connection<'_> {
 
     /// Sends everything queued, then `last` and the simple statements `commit` (which end the transaction),
     /// in one flight; what `last` answered.
-    pub(super) fn committing(&self, last: Last<'_>, commit: &str) -> Result<Answer, Flight> {
-        let driven = self.driven().map_err(Flight::Earlier)?;
-        let client = &driven.client;
+    pub(super) fn committing(&self, last: Last, commit: String) -> Result<Answer, Flight> {
+        let flight = self.committing_flight(last, commit)?;
+        self.driven().map_err(Flight::Earlier)?.wait(flight)
+    }
+
+    /// The flight of [`Connection::committing`], not sent until it is polled (`Driven::send`, `Driven::wait`).
+    pub(super) fn committing_flight(
+        &self,
+        last: Last,
+        commit: String,
+    ) -> Result<Committing, Flight> {
+        let client = self.driven().map_err(Flight::Earlier)?.client.clone();
         let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
-        let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
-        let (earlier, answer, committed) = driven.wait(futures_util::future::join3(
-            earlier,
-            answer(client, last),
-            client.batch_execute(commit),
-        ));
-        if let Some(error) = earlier.into_iter().find_map(Result::err) {
-            return Err(Flight::Earlier(error.into()));
-        }
-        let answer = answer.map_err(|e| Flight::Earlier(e.into()))?;
-        committed.map_err(|e| Flight::Last(e.into()))?;
-        Ok(answer)
+        Ok(Box::pin(async move {
+            let earlier = futures_util::future::join_all(queued.iter().map(|q| send(&client, q)));
+            let (earlier, answer, committed) = futures_util::future::join3(
+                earlier,
+                answer(&client, &last),
+                client.batch_execute(&commit),
+            )
+            .await;
+            if let Some(error) = earlier.into_iter().find_map(Result::err) {
+                return Err(Flight::Earlier(error.into()));
+            }
+            let answer = answer.map_err(|e| Flight::Earlier(e.into()))?;
+            committed.map_err(|e| Flight::Last(e.into()))?;
+            Ok(answer)
+        }))
     }
 
     /// Sends the queued requests now, if any (a read outside a transaction never queues).
@@ -121,7 +138,7 @@ impl Connection<'_> {
         self.flight(None, "").map(|_| ()).map_err(Flight::error)
     }
 
-    fn driven(&self) -> Result<&Driven, DbError> {
+    pub(super) fn driven(&self) -> Result<&Driven, DbError> {
         self.pooled.driven()
     }
 
@@ -143,24 +160,33 @@ impl Connection<'_> {
         params: &[Param<'_>],
     ) -> Result<(tokio_postgres::Statement, Vec<Typed>), DbError> {
         let statement = self.driven()?.prepared(&postgres_placeholders(sql))?;
-        let values = statement
+        let values = self.typed(&statement, params)?;
+        Ok((statement, values))
+    }
+
+    /// `params` as the types `statement`'s placeholders were inferred to have.
+    pub(super) fn typed(
+        &self,
+        statement: &tokio_postgres::Statement,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Typed>, DbError> {
+        statement
             .params()
             .iter()
             .zip(params)
             .map(|(ty, param)| typed(ty, param))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((statement, values))
+            .collect()
     }
 }
 
-impl Sql for Connection<'_> {
+impl Sql for Connection {
     fn dialect(&self) -> Dialect {
         Dialect::Postgres
     }
 
     fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<usize, DbError> {
         let (statement, values) = self.prepared(sql, params)?;
-        match self.flight(Some(Last::Execute(&statement, &values)), "") {
+        match self.flight(Some(Last::Execute(statement, values)), "") {
             Ok(Answer::Changed(changed)) => Ok(changed as usize),
             Ok(_) => Ok(0),
             Err(failed) => Err(failed.error()),
@@ -179,7 +205,7 @@ impl Sql for Connection<'_> {
 
     fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError> {
         let (statement, values) = self.prepared(sql, params)?;
-        match self.flight(Some(Last::Query(&statement, &values)), "") {
+        match self.flight(Some(Last::Query(statement, values)), "") {
             Ok(Answer::Rows(rows)) => rows.iter().map(row).collect(),
             Ok(_) => Ok(Vec::new()),
             Err(failed) => Err(failed.error()),
@@ -187,11 +213,10 @@ impl Sql for Connection<'_> {
     }
 }
 
-/// Sends one queued request and waits for its answer.
 /// Sends the request that ends a flight and reads its answer.
 async fn answer(
     client: &tokio_postgres::Client,
-    last: Last<'_>,
+    last: &Last,
 ) -> Result<Answer, tokio_postgres::Error> {
     match last {
         Last::Execute(statement, values) => {
@@ -205,6 +230,7 @@ async fn answer(
     }
 }
 
+/// Sends one queued request and waits for its answer.
 async fn send(
     client: &tokio_postgres::Client,
     request: &Queued,

@@ -3,7 +3,7 @@
 
 use super::driven::{Driven, Target};
 use crate::store::sql::DbError;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 /// How many connections one store opens at most; more callers wait for one to come back.
@@ -24,9 +24,10 @@ struct State {
     open: usize,
 }
 
-/// A connection taken from the pool; it goes back when dropped, unless it was discarded or has closed.
-pub(crate) struct Pooled<'a> {
-    pool: &'a Pool,
+/// A connection taken from the pool; it goes back when dropped, unless it was discarded or has closed. It
+/// holds the pool, so a connection can wait for an answer after its taker has returned (a parked flight).
+pub(crate) struct Pooled {
+    pool: Arc<Pool>,
     driven: Option<Driven>,
 }
 
@@ -43,13 +44,13 @@ impl Pool {
     }
 
     /// An open connection: an idle one that is still open, or a new one.
-    pub(super) fn get(&self) -> Result<Pooled<'_>, DbError> {
+    pub(super) fn get(self: &Arc<Self>) -> Result<Pooled, DbError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         loop {
             while let Some(driven) = state.idle.pop() {
                 if driven.is_open() {
                     return Ok(Pooled {
-                        pool: self,
+                        pool: self.clone(),
                         driven: Some(driven),
                     });
                 }
@@ -60,7 +61,7 @@ impl Pool {
                 drop(state);
                 return match Driven::connect(&self.target) {
                     Ok(driven) => Ok(Pooled {
-                        pool: self,
+                        pool: self.clone(),
                         driven: Some(driven),
                     }),
                     Err(error) => {
@@ -90,7 +91,7 @@ impl Pool {
     }
 }
 
-impl Pooled<'_> {
+impl Pooled {
     pub(crate) fn driven(&self) -> Result<&Driven, DbError> {
         self.driven
             .as_ref()
@@ -106,7 +107,7 @@ impl Pooled<'_> {
     }
 }
 
-impl Drop for Pooled<'_> {
+impl Drop for Pooled {
     fn drop(&mut self) {
         let Some(driven) = self.driven.take() else {
             return;
