@@ -5,7 +5,7 @@ use super::fresh_call::{ENTRY_COLUMNS, ENTRY_VALUES, NewEntry};
 use super::reruns::Inheriting;
 use super::rows::{parse_decision, parse_json, status_of};
 use super::runs::{cap, fail_in, of_runtime, touch};
-use super::sql::{Sql, args};
+use super::sql::{DbError, Sql, args};
 use super::{Result, Store, StoreError};
 use crate::codec::{MAX_DURABLE_VALUE, not_serializable_message, too_large_message, utf16_len};
 use crate::model::{Decision, DecisionKind, EntryState, ExecutionStatus};
@@ -67,6 +67,12 @@ impl Store {
             self.record_allowed_at_once(id, seq, &attempt, canonical, verdict, ephemeral, now)?
         {
             return Ok(plan);
+        }
+        // The fast path's SQL holds this condition itself (docs/semantics.md §3.6).
+        if self.outcome_failed(id) {
+            return Err(StoreError::Database(DbError::Pool(
+                "the outcome of the call before was not recorded".to_owned(),
+            )));
         }
         self.write_run(id, |tx| {
             // The run's status and what is recorded at `seq`, in one statement: on PostgreSQL it travels with

@@ -310,6 +310,15 @@ impl Store {
         }
     }
 
+    /// Whether the outcome sent ahead for run `id` did not land, and the host has not read so yet: then
+    /// nothing more is recorded for the run (its pass stops with that call in doubt).
+    pub(super) fn outcome_failed(&self, id: &str) -> bool {
+        match &self.database {
+            Database::Postgres(postgres) => off_async_workers(|| postgres.failed_to_land(id)),
+            Database::Sqlite(_) => false,
+        }
+    }
+
     /// The locks a write of run `id` holds: the runtime's shared, and the run's own.
     pub(super) fn run_locks(&self, id: &str) -> [Lock; 2] {
         [

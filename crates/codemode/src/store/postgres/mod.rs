@@ -422,6 +422,18 @@ impl Postgres {
         }
     }
 
+    /// Whether the transaction this thread sent under `key` did not commit, and nobody has read so yet.
+    pub(crate) fn failed_to_land(&self, key: &str) -> bool {
+        self.land(key);
+        matches!(
+            self.parked
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(key),
+            Some(Parked::Landed(Err(_)))
+        )
+    }
+
     /// [`Postgres::commit_one`], sent in one flight behind the transaction parked under `key` when one is in
     /// the air (on its connection, the statement prepared there already): one wait for both. What the parked
     /// one came to is kept for [`Postgres::landed`].
