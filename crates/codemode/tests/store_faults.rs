@@ -221,3 +221,30 @@ async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
     );
     assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
 }
+
+/// A step told after a call whose outcome could not be recorded does not hide it: the pass ends interrupted
+/// with that call in doubt, whatever the step's own record met.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_step_after_an_unrecorded_outcome_leaves_the_call_in_doubt() {
+    let (sink, runtime) = sink_runtime().await;
+    *sink.fail_after_effect.lock().unwrap() = true;
+    let error = runtime
+        .execute(
+            "async () => { await sink.note(); await codemode.step('after', () => 1); return 'went on'; }",
+        )
+        .await
+        .expect_err("the pass stops");
+    assert!(matches!(error, RuntimeError::Interrupted(_)), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("the outcome of sink.note (call 0) could not be recorded after it ran"),
+        "{error}"
+    );
+    sink.refuse_writes(false);
+    let id = sink.effects.lock().unwrap()[0].0.clone();
+    assert!(interrupted(&runtime, &id).await);
+    let run = runtime.execution(&id).unwrap().unwrap();
+    assert_eq!(run.log.len(), 1, "{:?}", run.log);
+    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+}

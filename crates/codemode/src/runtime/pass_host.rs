@@ -66,9 +66,17 @@ impl RuntimeHost {
     /// program another value than this pass saw (docs/design.md, "When the store fails").
     pub(super) fn step_recorded(&mut self, recorded: Result<bool, StoreError>) -> bool {
         recorded.unwrap_or_else(|error| {
-            self.broken = Some(RuntimeError::Store(error));
+            self.store_failed(error);
             false
         })
+    }
+
+    /// The store failed while the pass needed it. A call in doubt, said first or later, is what the pass
+    /// ends with: it is what `recover` must know.
+    fn store_failed(&mut self, error: StoreError) {
+        if self.broken.is_none() {
+            self.broken = Some(RuntimeError::Store(error));
+        }
     }
 
     /// Whether the last call's outcome sent to the store was recorded (waiting for it if need be); false when
@@ -241,7 +249,7 @@ impl PassHost for RuntimeHost {
             // Nothing ran, but a program that caught this error would go on differently from its replay:
             // the pass stops instead, with the store's error (docs/design.md, "When the store fails").
             Err(error) => {
-                self.broken = Some(RuntimeError::Store(error));
+                self.store_failed(error);
                 return CallAnswer::Stop;
             }
         }
@@ -256,7 +264,7 @@ impl PassHost for RuntimeHost {
             return match store.record_error(&self.id, call.seq, &message, inner.now()) {
                 Ok(_) => CallAnswer::Error(message),
                 Err(error) => {
-                    self.broken = Some(RuntimeError::Store(error));
+                    self.store_failed(error);
                     CallAnswer::Stop
                 }
             };
@@ -320,7 +328,7 @@ impl PassHost for RuntimeHost {
             Ok(CallPlan::Replay(value)) => StepAnswer::Replay(value.map(|v| raw(&v))),
             Ok(_) => StepAnswer::Stop,
             Err(error) => {
-                self.broken = Some(RuntimeError::Store(error));
+                self.store_failed(error);
                 StepAnswer::Stop
             }
         }
@@ -392,6 +400,11 @@ impl PassHost for RuntimeHost {
     }
 
     fn flush_steps(&mut self) -> bool {
+        if self.in_doubt {
+            // The pass stops with a call in doubt; the next computes these steps again.
+            self.told.clear();
+            return false;
+        }
         if self.told.is_empty() {
             return true;
         }
@@ -406,7 +419,7 @@ impl PassHost for RuntimeHost {
     }
 
     fn settle(&mut self) -> bool {
-        // The outcome first: the steps after it go on their own when it failed.
+        // The outcome first: when it failed, the steps told after it are not recorded (`flush_steps`).
         self.outcome_recorded() && self.flush_steps()
     }
 
