@@ -347,7 +347,11 @@ impl Postgres {
             Err(failed) => return Err(failed.error()),
         };
         let parked = match connection.driven()?.send(&mut flight) {
-            None => Parked::Flying(std::thread::current().id(), connection, flight),
+            None => {
+                let mut connection = connection;
+                connection.pooled.park();
+                Parked::Flying(std::thread::current().id(), connection, flight)
+            }
             Some(answer) => {
                 let mut connection = connection;
                 Parked::Landed(self.came_to(&mut connection, answer))

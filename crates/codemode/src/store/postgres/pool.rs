@@ -29,6 +29,8 @@ struct State {
 pub(crate) struct Pooled {
     pool: Arc<Pool>,
     driven: Option<Driven>,
+    /// Whether it counts towards [`MOST`]: a parked one does not ([`Pooled::park`]).
+    counted: bool,
 }
 
 impl Pool {
@@ -52,6 +54,7 @@ impl Pool {
                     return Ok(Pooled {
                         pool: self.clone(),
                         driven: Some(driven),
+                        counted: true,
                     });
                 }
                 state.open -= 1;
@@ -63,6 +66,7 @@ impl Pool {
                     Ok(driven) => Ok(Pooled {
                         pool: self.clone(),
                         driven: Some(driven),
+                        counted: true,
                     }),
                     Err(error) => {
                         self.closed();
@@ -101,7 +105,18 @@ impl Pooled {
     /// Closes the connection instead of returning it: it may be inside a transaction that could not be
     /// ended, and closing it makes the server roll that back.
     pub(crate) fn discard(&mut self) {
-        if self.driven.take().is_some() {
+        if self.driven.take().is_some() && self.counted {
+            self.pool.closed();
+        }
+    }
+
+    /// Stops counting this connection towards [`MOST`] while a flight is parked on it: a run whose program
+    /// computes between calls holds it idle meanwhile, and the others must still get theirs. It counts again
+    /// when it goes back. So a process opens at most [`MOST`] connections plus one per parked flight (one
+    /// per pass at most).
+    pub(crate) fn park(&mut self) {
+        if self.counted {
+            self.counted = false;
             self.pool.closed();
         }
     }
@@ -113,10 +128,15 @@ impl Drop for Pooled {
             return;
         };
         if driven.client.is_closed() {
-            self.pool.closed();
+            if self.counted {
+                self.pool.closed();
+            }
             return;
         }
         let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
+        if !self.counted {
+            state.open += 1;
+        }
         state.idle.push(driven);
         self.pool.returned.notify_one();
     }
