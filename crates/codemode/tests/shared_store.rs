@@ -46,6 +46,43 @@ async fn an_unreachable_server_is_named_without_its_password() {
     assert!(!error.contains("s3cret"), "{error}");
 }
 
+/// Hosts that start together on an empty database create its schema one at a time: each opens, none fails on
+/// the tables another is creating (docs/shared-store.md, "Transactions": the schema lock).
+#[tokio::test(flavor = "multi_thread")]
+async fn hosts_opening_an_empty_database_at_once_all_open_it() {
+    let _server = SERVER.lock().await;
+    for round in 0..8 {
+        let Some(url) = fresh_postgres(&format!("together{round}")) else {
+            return;
+        };
+        let start = Arc::new(std::sync::Barrier::new(4));
+        let openers: Vec<_> = (0..4)
+            .map(|_| {
+                let (url, start) = (url.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let tokio = tokio::runtime::Runtime::new().unwrap();
+                    start.wait();
+                    tokio
+                        .block_on(Runtime::open(
+                            StoreLocation::Postgres(url),
+                            options(),
+                            vec![],
+                        ))
+                        .map(drop)
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().unwrap().unwrap();
+        }
+        assert_eq!(
+            psql_output(&url, "SELECT version FROM cm_schema", false).trim(),
+            codemode::SCHEMA_VERSION.to_string()
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_newer_schema_is_refused_and_nothing_is_written() {
     let _server = SERVER.lock().await;

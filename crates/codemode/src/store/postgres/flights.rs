@@ -142,10 +142,11 @@ impl Connection {
         self.pooled.driven()
     }
 
-    /// Runs statements without parameters (the simple query protocol).
+    /// Runs statements without parameters (the simple query protocol), in one flight after what is queued:
+    /// in a transaction, its BEGIN and locks come first (a migration's first statement must not run before
+    /// the schema lock is held).
     pub(crate) fn batch(&self, sql: &str) -> Result<(), DbError> {
-        let driven = self.driven()?;
-        Ok(driven.wait(driven.client.batch_execute(sql))?)
+        self.flight(None, sql).map(|_| ()).map_err(Flight::error)
     }
 
     /// Takes the connection out of the pool for good: it may be inside a transaction that could not be
