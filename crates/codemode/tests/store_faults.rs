@@ -104,6 +104,14 @@ async fn sink_runtime() -> (Arc<Sink>, Runtime) {
     (sink, runtime)
 }
 
+/// The store takes writes again; the run of the first effect, once its failed pass has been let go.
+async fn healed_and_let_go(sink: &Sink, runtime: &Runtime) -> codemode::ExecutionState {
+    sink.refuse_writes(false);
+    let id = sink.effects.lock().unwrap()[0].0.clone();
+    assert!(interrupted(runtime, &id).await, "the pass was let go");
+    runtime.execution(&id).unwrap().unwrap()
+}
+
 /// Waits (bounded) for the background release of the pass to reach the store once it takes writes again.
 async fn interrupted(runtime: &Runtime, id: &str) -> bool {
     for _ in 0..200 {
@@ -173,10 +181,7 @@ async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
         1,
         "the program did not go on past the unrecorded call"
     );
-    sink.refuse_writes(false);
-    let id = sink.effects.lock().unwrap()[0].0.clone();
-    assert!(interrupted(&runtime, &id).await);
-    let run = runtime.execution(&id).unwrap().unwrap();
+    let run = healed_and_let_go(&sink, &runtime).await;
     assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
 }
 
@@ -209,10 +214,7 @@ async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
         1,
         "the second call never ran"
     );
-    sink.refuse_writes(false);
-    let id = sink.effects.lock().unwrap()[0].0.clone();
-    assert!(interrupted(&runtime, &id).await);
-    let run = runtime.execution(&id).unwrap().unwrap();
+    let run = healed_and_let_go(&sink, &runtime).await;
     assert_eq!(
         run.log.len(),
         1,
@@ -241,10 +243,7 @@ async fn a_step_after_an_unrecorded_outcome_leaves_the_call_in_doubt() {
             .contains("the outcome of sink.note (call 0) could not be recorded after it ran"),
         "{error}"
     );
-    sink.refuse_writes(false);
-    let id = sink.effects.lock().unwrap()[0].0.clone();
-    assert!(interrupted(&runtime, &id).await);
-    let run = runtime.execution(&id).unwrap().unwrap();
+    let run = healed_and_let_go(&sink, &runtime).await;
     assert_eq!(run.log.len(), 1, "{:?}", run.log);
     assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
 }
