@@ -224,6 +224,41 @@ async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
     assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
 }
 
+/// A program that ends right after a call whose outcome was refused does not complete: on PostgreSQL its
+/// completion travels behind that outcome, in the same flight, and commits only if the outcome did
+/// (docs/semantics.md §3.6) — the run is interrupted with the call in doubt, not completed over it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_run_does_not_complete_behind_an_outcome_that_did_not_land() {
+    if !support::on_postgres() {
+        return; // SQLite records an outcome before the program goes on: nothing is sent ahead.
+    }
+    let (sink, runtime) = sink_runtime().await;
+    let StoreLocation::Postgres(url) = sink.store.get().expect("the store").clone() else {
+        unreachable!("on PostgreSQL");
+    };
+    let refuse_outcomes = "
+        CREATE FUNCTION cm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+          RAISE EXCEPTION 'outcomes refused' USING ERRCODE = 'read_only_sql_transaction';
+        END $$;
+        CREATE TRIGGER cm_test_refuse_log BEFORE UPDATE ON cm_log
+          FOR EACH ROW EXECUTE FUNCTION cm_test_refuse();";
+    support::store::psql(&url, refuse_outcomes, false);
+    let error = runtime
+        .execute("async () => { await sink.note(); return 'done'; }")
+        .await
+        .expect_err("the pass stops");
+    assert!(matches!(error, RuntimeError::Interrupted(_)), "{error:?}");
+    assert!(
+        error
+            .to_string()
+            .contains("the outcome of sink.note (call 0) could not be recorded after it ran"),
+        "{error}"
+    );
+    let run = healed_and_let_go(&sink, &runtime).await;
+    assert_eq!(run.log.len(), 1, "{:?}", run.log);
+    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+}
+
 /// A step told after a call whose outcome could not be recorded does not hide it: the pass ends interrupted
 /// with that call in doubt, whatever the step's own record met.
 #[tokio::test(flavor = "multi_thread")]

@@ -171,9 +171,10 @@ impl WorkerProcess {
                 message => message,
             };
             // Nothing the program asks for is answered, and its end is not taken, before the step values it
-            // went on with are recorded; a call settles the rest itself, so its record can travel with it.
+            // went on with are recorded; a call settles the rest itself, so its record can travel with it,
+            // and so does the end (a completion travels behind the last outcome: `RuntimeHost::complete`).
             unrecorded |= !match message {
-                WorkerMessage::Call { .. } => host.flush_steps(),
+                WorkerMessage::Call { .. } | WorkerMessage::Done { .. } => host.flush_steps(),
                 _ => host.settle(),
             };
             if unrecorded {

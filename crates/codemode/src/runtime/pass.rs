@@ -102,14 +102,17 @@ impl Runtime {
                 outcome_sent: None,
             };
             let ran = inner.executor.run(&request, &mut host);
-            // However the pass ended, nothing it sent to the store is left unread.
-            host.settle();
             // A worker that could not be started never asked for the record; the failure is recorded.
             host.started();
             host.recorded();
-            (ran, host.begun, host.logged, host.broken)
+            // A new run whose pass recorded nothing has no calls to read back.
+            let read_log = inner.options.outcome_calls && (host.begun.is_none() || host.logged);
+            let ended = host.complete(&ran, read_log);
+            // However the pass ended, nothing it sent to the store is left unread.
+            host.settle();
+            (ran, ended, host.begun, host.broken)
         };
-        let (ran, begun, logged, broken) = if multi_thread {
+        let (ran, ended, begun, broken) = if multi_thread {
             tokio::task::block_in_place(work)
         } else {
             tokio::task::spawn_blocking(work)
@@ -120,9 +123,7 @@ impl Runtime {
             self.release_broken_pass(id);
             return Err(broken);
         }
-        // A new run whose pass recorded nothing has no calls to read back.
         let outcome_calls = self.inner.options.outcome_calls;
-        let read_log = outcome_calls && (begun.is_none() || logged);
         if let Some(begun) = begun {
             self.forget(&begun?).await;
         }
@@ -132,32 +133,18 @@ impl Runtime {
             Ok(outcome) => Ok((outcome.end, outcome.logs)),
             Err(error) => Err(error),
         };
-        // The usual end first: one conditional transaction completes the run and reads its calls.
-        let end = match end {
-            Ok((
-                PassEnd::Completed {
+        // The usual end first: the pass's thread completed the run and read its calls, in one conditional
+        // transaction (`RuntimeHost::complete`).
+        let end = match (end, ended) {
+            (Ok((PassEnd::Completed { .. }, logs)), Some(ended)) => match ended? {
+                Ended::Unserialisable(error) => {
+                    store.fail(id, &error, now)?;
+                    return self.finish_error(id, error).await;
+                }
+                Ended::Completed {
                     result,
-                    result_error,
-                },
-                logs,
-            )) => {
-                // A final value that JSON cannot carry (a cycle, a lone surrogate) fails the run with the
-                // reason: the reference hands the model the live value, which a worker process cannot, and a
-                // completed run with no result would hide it (docs/design.md, "Values that JSON cannot carry").
-                let parsed = match (result_error, result.as_deref().map(parse_raw).transpose()) {
-                    (Some(reason), _) | (None, Err(reason)) => Err(reason),
-                    (None, Ok(result)) => Ok(result),
-                };
-                let result = match parsed {
-                    Ok(result) => result,
-                    Err(reason) => {
-                        let error = unserialisable("The final result", &reason);
-                        store.fail(id, &error, now)?;
-                        return self.finish_error(id, error).await;
-                    }
-                };
-                let audit = result.clone();
-                if let Some(calls) = store.complete(id, audit.as_ref(), &logs, now, read_log)? {
+                    calls: Some(calls),
+                } => {
                     self.pass_end(id, ExecutionStatus::Completed).await;
                     self.dispose(id, ExecutionStatus::Completed).await;
                     let result = match (&self.inner.options.transform_result, result) {
@@ -174,9 +161,10 @@ impl Runtime {
                     });
                 }
                 // No longer running (paused, failed or reclaimed meanwhile): the store says how it ended.
-                Ok((PassEnd::Stopped, logs))
-            }
-            other => other,
+                Ended::Completed { calls: None, .. } => Ok((PassEnd::Stopped, logs)),
+            },
+            (Ok((PassEnd::Completed { .. }, logs)), None) => Ok((PassEnd::Stopped, logs)),
+            (other, _) => other,
         };
         match store.status(id)? {
             Some(ExecutionStatus::Paused) => {

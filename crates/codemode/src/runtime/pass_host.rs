@@ -2,6 +2,7 @@
 //! from the log or run and recorded, steps, discovery and snippets (docs/design.md, "Replay").
 
 use super::*;
+use crate::executor::PassOutcome;
 use crate::store::ToldStep;
 
 /// A step value that cannot be stored ends the run: replay could not hand it back.
@@ -55,7 +56,19 @@ pub(super) struct RuntimeHost {
     pub(super) told: Vec<ToldStep>,
     /// The last call's outcome, sent to a shared store and not yet known to be recorded: which call it was.
     /// Settled before anything the program does next leaves the host (docs/semantics.md §3.6).
-    pub(super) outcome_sent: Option<String>,
+    pub(super) outcome_sent: Option<(u64, String)>,
+}
+
+/// How a program that completed was ended in the store, by its pass's own thread.
+pub(super) enum Ended {
+    /// The run completed: its result as recorded, and its calls (`None`: it was no longer running, and the
+    /// store says how it ended).
+    Completed {
+        result: Option<Value>,
+        calls: Option<Vec<ToolLogEntry>>,
+    },
+    /// Its final value cannot be carried as JSON: the run fails with this message.
+    Unserialisable(String),
 }
 
 /// How many told steps are held at most before they are recorded, whatever the worker still has to say.
@@ -82,7 +95,7 @@ impl RuntimeHost {
     /// Whether the last call's outcome sent to the store was recorded (waiting for it if need be); false when
     /// it could not be, and the pass must stop.
     pub(super) fn outcome_recorded(&mut self) -> bool {
-        let Some(what) = self.outcome_sent.take() else {
+        let Some((_, what)) = self.outcome_sent.take() else {
             return true;
         };
         match self.inner.store.outcome_landed(&self.id) {
@@ -101,6 +114,70 @@ impl RuntimeHost {
             "the outcome of {what} could not be recorded after it ran: {error}; the run is interrupted with that call in doubt"
         )));
         self.in_doubt = true;
+    }
+
+    /// Ends a program that completed, from the pass's own thread: the completion goes in one flight behind
+    /// the last call's outcome when that is still in the air, and commits only if the outcome did
+    /// (docs/shared-store.md, "A call's outcome is sent, not waited for"). `None` when the pass did not
+    /// complete, or stopped (`broken`): the caller ends it as the store says.
+    pub(super) fn complete(
+        &mut self,
+        ran: &Result<PassOutcome, ExecutorError>,
+        read_log: bool,
+    ) -> Option<Result<Ended, StoreError>> {
+        let Ok(PassOutcome {
+            end:
+                PassEnd::Completed {
+                    result,
+                    result_error,
+                },
+            logs,
+            ..
+        }) = ran
+        else {
+            return None;
+        };
+        if self.broken.is_some() || matches!(self.begun, Some(Err(_))) {
+            return None;
+        }
+        // Told steps are recorded first, behind the outcome; the completion then goes alone.
+        if !self.told.is_empty() && !self.settle() {
+            return None;
+        }
+        // A final value that JSON cannot carry (a cycle, a lone surrogate) fails the run with the reason: the
+        // reference hands the model the live value, which a worker process cannot, and a completed run with
+        // no result would hide it (docs/design.md, "Values that JSON cannot carry").
+        let parsed = match (
+            result_error.clone(),
+            result.as_deref().map(parse_raw).transpose(),
+        ) {
+            (Some(reason), _) | (None, Err(reason)) => Err(reason),
+            (None, Ok(result)) => Ok(result),
+        };
+        let result = match parsed {
+            Ok(result) => result,
+            Err(reason) => {
+                return Some(Ok(Ended::Unserialisable(unserialisable(
+                    "The final result",
+                    &reason,
+                ))));
+            }
+        };
+        let behind = self.outcome_sent.as_ref().map(|(seq, _)| *seq);
+        let completed = self.inner.store.complete(
+            &self.id,
+            result.as_ref(),
+            logs,
+            self.inner.now(),
+            read_log,
+            behind,
+        );
+        // What the outcome ahead of it came to is known now; when it failed, the completion did not commit
+        // and the run stops interrupted with that call in doubt.
+        if !self.outcome_recorded() {
+            return None;
+        }
+        Some(completed.map(|calls| Ended::Completed { result, calls }))
     }
 
     /// Waits for the new execution's record; false when it could not be written (the pass must stop).
@@ -283,7 +360,7 @@ impl PassHost for RuntimeHost {
             Err(message) => Err(message.as_str()),
         };
         if store.send_outcome(&self.id, call.seq, outcome, inner.now()) {
-            self.outcome_sent = Some(what);
+            self.outcome_sent = Some((call.seq, what));
         } else {
             let recorded = match outcome {
                 Ok(result) => store

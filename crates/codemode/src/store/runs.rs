@@ -63,7 +63,8 @@ impl Store {
         now: i64,
         forked_from: Option<(&str, u64)>,
     ) -> Result<()> {
-        tx.execute(
+        // Sent with what follows (the prune's first read, or COMMIT): one round trip less on PostgreSQL.
+        tx.execute_later(
             "INSERT INTO cm_executions
                (id, runtime, code, status, connectors, source, created_at, updated_at, owner_pid, owner_started,
                 owner_host, forked_from, forked_seq)
@@ -88,6 +89,11 @@ impl Store {
     /// Completes a running run with its (raw) result and console lines, and returns its call log as the
     /// outcome shows it (empty without reading it when the caller knows there is none: `read_log` false);
     /// `None` when the run was no longer running (nothing changed).
+    ///
+    /// `behind` is the seq of a call whose outcome this thread sent and has not read yet
+    /// ([`Store::send_outcome`]): on PostgreSQL the completion goes in the same flight behind it, and
+    /// commits only if that outcome did (docs/shared-store.md, "A call's outcome is sent, not waited for");
+    /// the caller then reads what the outcome came to ([`Store::outcome_landed`]).
     pub fn complete(
         &self,
         id: &str,
@@ -95,6 +101,7 @@ impl Store {
         logs: &[String],
         now: i64,
         read_log: bool,
+        behind: Option<u64>,
     ) -> Result<Option<Vec<ToolLogEntry>>, StoreError> {
         let result_text = result.map(|r| {
             let text = serde_json::to_string(r).unwrap_or_default();
@@ -110,10 +117,14 @@ impl Store {
             }
         });
         let logs_text = logs_for_storage(logs);
-        if read_log
-            && let Some(log) =
-                self.complete_at_once(id, result_text.as_deref(), logs_text.as_deref(), now)?
-        {
+        if let Some(log) = self.complete_at_once(
+            id,
+            result_text.as_deref(),
+            logs_text.as_deref(),
+            now,
+            read_log,
+            behind,
+        )? {
             return Ok(log);
         }
         self.write_run(id, |tx| {
@@ -132,38 +143,47 @@ impl Store {
         })
     }
 
-    /// On PostgreSQL, [`Store::complete`] in one round trip: the run's update and the read of its log are
-    /// one statement, sent with BEGIN, the locks and COMMIT (docs/shared-store.md, "Fewer round trips").
-    /// `None` on SQLite, where `complete` does it as two statements.
+    /// On PostgreSQL, [`Store::complete`] in one round trip, behind the outcome parked under the run when
+    /// one is (docs/shared-store.md, "Fewer round trips"): the run's update (and the read of its log when
+    /// `read_log`) is one statement, sent with BEGIN, the locks and COMMIT. `None` on SQLite, where
+    /// `complete` does it as two statements.
     fn complete_at_once(
         &self,
         id: &str,
         result: Option<&str>,
         logs: Option<&str>,
         now: i64,
+        read_log: bool,
+        behind: Option<u64>,
     ) -> Result<Option<Option<Vec<ToolLogEntry>>>, StoreError> {
         let Database::Postgres(postgres) = &self.database else {
             return Ok(None);
         };
+        // The run completes only once the outcome sent ahead of it is on record: an outcome that failed
+        // leaves its call `executing`, in doubt, and the run must not end over it.
+        let done =
+            "UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
+                WHERE id = ?1 AND runtime = ?5 AND status = 'running'
+                  AND NOT EXISTS (SELECT 1 FROM cm_log o WHERE o.execution_id = ?1 AND o.seq = ?6
+                                  AND o.state = 'executing')";
+        let behind = behind.map_or(-1, |seq| seq as i64);
+        let locks = self.run_locks(id);
+        let params = args![id, result, logs, now, self.runtime, behind];
+        if !read_log {
+            let changed = off_async_workers(|| {
+                postgres.commit_one_after(id, &locks, &self.runtime, false, done, params)
+            })?;
+            return Ok(Some((changed > 0).then(Vec::new)));
+        }
         let sql = format!(
             // The log is read in the statement's snapshot, which the update does not change: it writes
             // cm_executions only. One row with no entry when the log is empty; no row when not running.
-            "WITH done AS (
-               UPDATE cm_executions SET status = 'completed', result = ?2, logs = ?3, updated_at = ?4
-                WHERE id = ?1 AND runtime = ?5 AND status = 'running' RETURNING id AS done_id)
+            "WITH done AS ({done} RETURNING id AS done_id)
              SELECT d.done_id, {LOG_COLUMNS} FROM done d LEFT JOIN cm_log l ON l.execution_id = d.done_id
              ORDER BY seq"
         );
-        let locks = self.run_locks(id);
         let rows = off_async_workers(|| {
-            postgres.land(id);
-            postgres.commit_query(
-                &locks,
-                &self.runtime,
-                false,
-                &sql,
-                args![id, result, logs, now, self.runtime],
-            )
+            postgres.commit_query_after(id, &locks, &self.runtime, false, &sql, params)
         })?;
         if rows.is_empty() {
             return Ok(Some(None));

@@ -153,7 +153,7 @@ pub async fn another_runtime_cannot_touch(
         .unwrap();
     assert_eq!(
         intruder_store
-            .complete(paused, Some(&json!("forged")), &[], now, true)
+            .complete(paused, Some(&json!("forged")), &[], now, true, None)
             .unwrap(),
         None
     );

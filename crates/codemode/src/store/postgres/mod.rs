@@ -10,7 +10,7 @@ mod parked;
 mod pool;
 
 use super::postgres_tls;
-use super::sql::{DbError, Param, Row};
+use super::sql::{DbError, Param};
 use driven::Target;
 use flights::{Answer, Connection, Flight, Last, Queued};
 use listener::{Listening, listen};
@@ -219,39 +219,10 @@ impl Postgres {
         })
     }
 
-    /// One statement in a transaction of its own, sent in one flight with BEGIN, the `locks` and COMMIT; how
-    /// many rows it changed. For a write whose conditions are in its SQL, so nothing is read first
+    /// One statement in a transaction of its own, sent in one flight with BEGIN, the `locks` and COMMIT; what
+    /// it answered (how many rows it changed, or its rows when `query`: a write with `RETURNING`, a CTE that
+    /// writes and reads). For a write whose conditions are in its SQL, so nothing is read first
     /// (docs/shared-store.md, "Fewer round trips"). `quiet` as [`super::sql::Sql::quiet`].
-    pub(crate) fn commit_one(
-        &self,
-        locks: &[Lock],
-        announce: &str,
-        quiet: bool,
-        sql: &str,
-        params: &[Param<'_>],
-    ) -> Result<u64, DbError> {
-        match self.commit_at_once(locks, announce, quiet, sql, params, false)? {
-            Answer::Changed(changed) => Ok(changed),
-            _ => Ok(0),
-        }
-    }
-
-    /// [`Postgres::commit_one`] for a statement that returns rows (a write with `RETURNING`, or a CTE that
-    /// writes and reads): its rows.
-    pub(crate) fn commit_query(
-        &self,
-        locks: &[Lock],
-        announce: &str,
-        quiet: bool,
-        sql: &str,
-        params: &[Param<'_>],
-    ) -> Result<Vec<Row>, DbError> {
-        match self.commit_at_once(locks, announce, quiet, sql, params, true)? {
-            Answer::Rows(rows) => rows.iter().map(flights::row).collect(),
-            _ => Ok(Vec::new()),
-        }
-    }
-
     fn commit_at_once(
         &self,
         locks: &[Lock],

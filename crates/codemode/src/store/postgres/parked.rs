@@ -4,7 +4,7 @@
 
 use super::flights::{Answer, Committing, Connection, Flight, Last, Queued};
 use super::{Failed, Lock, Postgres, begin_sql};
-use crate::store::sql::{DbError, Param, postgres_placeholders};
+use crate::store::sql::{DbError, Param, Row, postgres_placeholders};
 use std::collections::HashMap;
 use std::sync::MutexGuard;
 
@@ -21,7 +21,7 @@ impl Postgres {
         self.parked.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// [`Postgres::commit_one`] without waiting: the transaction is sent whole and parked under `key`, and
+    /// [`Postgres::commit_at_once`] without waiting: the transaction is sent whole and parked under `key`, and
     /// what it came to is read by [`Postgres::landed`], or with the next [`Postgres::commit_one_after`] under
     /// the same key, which goes in the same flight behind it. An error means nothing was sent.
     pub(crate) fn send_one(
@@ -131,7 +131,7 @@ impl Postgres {
         matches!(self.parked().get(key), Some(Parked::Landed(Err(_))))
     }
 
-    /// [`Postgres::commit_one`], sent in one flight behind the transaction parked under `key` when one is in
+    /// [`Postgres::commit_at_once`], sent in one flight behind the transaction parked under `key` when one is in
     /// the air (on its connection, the statement prepared there already): one wait for both. What the parked
     /// one came to is kept for [`Postgres::landed`].
     pub(crate) fn commit_one_after(
@@ -143,8 +143,42 @@ impl Postgres {
         sql: &str,
         params: &[Param<'_>],
     ) -> Result<u64, DbError> {
+        match self.commit_after(key, locks, announce, quiet, sql, params, false)? {
+            Answer::Changed(changed) => Ok(changed),
+            _ => Ok(0),
+        }
+    }
+
+    /// [`Postgres::commit_one_after`] for a statement that returns rows.
+    pub(crate) fn commit_query_after(
+        &self,
+        key: &str,
+        locks: &[Lock],
+        announce: &str,
+        quiet: bool,
+        sql: &str,
+        params: &[Param<'_>],
+    ) -> Result<Vec<Row>, DbError> {
+        match self.commit_after(key, locks, announce, quiet, sql, params, true)? {
+            Answer::Rows(rows) => rows.iter().map(super::flights::row).collect(),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn commit_after(
+        &self,
+        key: &str,
+        locks: &[Lock],
+        announce: &str,
+        quiet: bool,
+        sql: &str,
+        params: &[Param<'_>],
+        query: bool,
+    ) -> Result<Answer, DbError> {
+        let alone = || self.commit_at_once(locks, announce, quiet, sql, params, query);
         let Some((mut connection, mut parked)) = self.flying(key) else {
-            return self.commit_one(locks, announce, quiet, sql, params);
+            return alone();
         };
         let next = connection
             .driven()
@@ -162,13 +196,15 @@ impl Postgres {
                 Parked::Flying(std::thread::current().id(), connection, parked),
             );
             self.land(key);
-            return self.commit_one(locks, announce, quiet, sql, params);
+            return alone();
         };
         connection.queue(Queued::Simple(begin_sql(locks)));
-        let flight = connection.committing_flight(
-            Last::Execute(statement, values),
-            self.commit_sql(quiet, announce),
-        );
+        let last = if query {
+            Last::Query(statement, values)
+        } else {
+            Last::Execute(statement, values)
+        };
+        let flight = connection.committing_flight(last, self.commit_sql(quiet, announce));
         // A flying connection is never discarded, so it is there to drive.
         let (landed, answer) = match (flight, connection.driven()) {
             (Ok(flight), Ok(driven)) => {
@@ -185,13 +221,10 @@ impl Postgres {
         let parked_failed = landed.is_err();
         self.parked().insert(key.to_owned(), Parked::Landed(landed));
         match self.concluded(&mut connection, answer) {
-            Ok(Answer::Changed(changed)) => Ok(changed),
-            Ok(_) => Ok(0),
+            Ok(answer) => Ok(answer),
             // Failed behind a parked transaction that failed, or on a connection lost before its COMMIT
             // was sent: nothing of it committed, so it runs again on its own, as every transaction does.
-            Err(Failed::BeforeCommit(_)) if !parked_failed => {
-                self.commit_one(locks, announce, quiet, sql, params)
-            }
+            Err(Failed::BeforeCommit(_)) if !parked_failed => alone(),
             Err(Failed::BeforeCommit(error) | Failed::AtCommit(error)) => Err(error),
         }
     }
