@@ -857,6 +857,29 @@ async fn once_permissions_are_enforced_only_an_approver_decides_even_in_raw_sql(
             .await
             .is_err()
     );
+    // Nor can it approve from another machine: handing the decision to the run's host is refused alike.
+    let elsewhere = host(
+        &robot_url,
+        "robot-elsewhere",
+        vec![alpha.clone()],
+        clock.clone(),
+    )
+    .await;
+    let handed = elsewhere
+        .approve(&id, codemode::Actor::Cli, None)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&handed, codemode::RuntimeError::Store(e) if e.is_permission_denied()),
+        "{handed}"
+    );
+    assert!(
+        handed
+            .to_string()
+            .contains("robot may not decide calls: deciding needs the role codemode_approver"),
+        "{handed}"
+    );
+    drop(elsewhere);
     // A patched binary writing the decision itself fares no better, nor one writing the rules.
     let raw = psql_refusal(
         &robot_url,

@@ -49,6 +49,11 @@ impl Runtime {
         decision: Decision,
         shown: Option<&CallRef>,
     ) -> Result<Outcome, RuntimeError> {
+        // The head only, read once: who holds the run decides where it resumes, and resuming it here needs
+        // its code (the log is read once, by the replay that follows).
+        let Some(execution) = self.inner.store.execution_head(id)? else {
+            return Err(no_run(id, Operation::Approve));
+        };
         if self.inner.store.is_shared() {
             if let Some(edited) = &decision.args
                 && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
@@ -57,7 +62,11 @@ impl Runtime {
                 self.check_edited(&pending.connector, &pending.method, edited)
                     .await?;
             }
-            match self.inner.store.hand_off(id, &decision, shown)? {
+            match self
+                .inner
+                .store
+                .hand_off(id, &decision, shown, execution.host.as_ref())?
+            {
                 HandOff::Here => {}
                 HandOff::Handed(host, seq) => {
                     return self.await_host(id, &host, seq).await;
@@ -92,7 +101,7 @@ impl Runtime {
                 HandOff::Missing => return Err(no_run(id, Operation::Approve)),
             }
         }
-        self.resume_here(id, decision, false, shown).await
+        self.resume_here(execution, decision, false, shown).await
     }
 
     /// An approval that did not make the quorum of the call it named (docs/design.md, "Four eyes"): counted,

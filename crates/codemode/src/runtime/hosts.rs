@@ -58,7 +58,15 @@ impl Runtime {
     /// Resumes a run of this host that another host approved ([`Store::hand_off`]), with that decision.
     /// Edited arguments its tool refuses drop the decision: the run waits for a decision again.
     pub async fn resume_handed(&self, id: &str) -> Result<Outcome, RuntimeError> {
-        let Some(decision) = self.inner.store.handed_decision(id)? else {
+        // The head says both whether a decision waits for this host and what resuming needs: one read.
+        let execution = self.inner.store.execution_head(id)?;
+        let handed = execution.and_then(|execution| {
+            let ours = execution.status == ExecutionStatus::Paused
+                && execution.host.as_ref().is_some_and(|host| host.here);
+            let decision = execution.handed.clone().filter(|_| ours)?;
+            Some((execution, decision))
+        });
+        let Some((execution, decision)) = handed else {
             return Err(Refusal::NoHandedApproval { run: id.to_owned() }.into());
         };
         if let Some(edited) = &decision.args
@@ -71,7 +79,7 @@ impl Runtime {
             self.inner.store.withdraw_handed(id, &error.to_string())?;
             return Err(error);
         }
-        self.resume_here(id, decision, true, None).await
+        self.resume_here(execution, decision, true, None).await
     }
 
     /// Waits for the host a decision was handed to to resume the run and end its pass. The call at `seq`
@@ -153,19 +161,17 @@ impl Runtime {
         }
     }
 
-    /// Resumes a paused run here with `decision` (`handed`: the one another host handed to this one).
+    /// Resumes a paused run here with `decision` (`handed`: the one another host handed to this one);
+    /// `execution` is its head as read before (the log is read once, by the replay that follows).
     pub(super) async fn resume_here(
         &self,
-        id: &str,
+        execution: ExecutionState,
         decision: Decision,
         handed: bool,
         shown: Option<&CallRef>,
     ) -> Result<Outcome, RuntimeError> {
+        let id = execution.id.as_str();
         let edited = decision.args.clone();
-        // The head only: the log is read once, by the replay that follows.
-        let Some(execution) = self.inner.store.execution_head(id)? else {
-            return Err(no_run(id, Operation::Approve));
-        };
         let missing: Vec<&str> = execution
             .connectors
             .iter()

@@ -217,35 +217,27 @@ impl Store {
     /// Approving on a shared store: a run of another live host keeps `decision` for that host (which is told
     /// on commit and resumes the run with it); a run of this host, or of none, is left for a local resume.
     /// Conditional on the run being paused, not rolled back, and not already approved elsewhere.
+    ///
+    /// `seen` is the run's host as the caller read it without a transaction: a run of this host (the usual
+    /// case) is resumed here, and a transaction that changed nothing would still cost two round trips on
+    /// PostgreSQL. The transaction reads it again under the lock.
     pub fn hand_off(
         &self,
         id: &str,
         decision: &Decision,
         expected: Option<&CallRef>,
+        seen: Option<&RunHost>,
     ) -> Result<HandOff, StoreError> {
         let text = self.attributed(decision);
-        // Who holds the run, read first without a transaction: a run of this host (the usual case) is
-        // resumed here, and a transaction that changed nothing would still cost two round trips on
-        // PostgreSQL. The transaction below reads it again under the lock.
-        let seen: Option<(Option<String>, Option<String>)> = self.with(|connection| {
-            connection.query_row_opt(
-                "SELECT e.owner_host, h.name FROM cm_executions e LEFT JOIN cm_hosts h ON h.id = e.owner_host
-                 WHERE e.id = ?1 AND e.runtime = ?2",
-                args![id, self.runtime],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-        })?;
-        if let Some((owner, _)) = &seen
-            && (owner.is_none() || owner.as_deref() == self.host_id())
-        {
+        let Some(seen) = seen.filter(|host| !host.here) else {
             return Ok(HandOff::Here);
-        }
+        };
         self.write(|tx| {
             let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
                 return Ok(HandOff::Missing);
             };
-            let host_name = match &seen {
-                Some((owner, Some(name))) if *owner == run.owner.host => Some(name.clone()),
+            let host_name = match &run.owner.host {
+                Some(owner) if *owner == seen.id => Some(seen.name.clone()),
                 _ => owner_host_name(tx, &run)?,
             };
             let Some(host) = self
@@ -274,19 +266,17 @@ impl Store {
                 Counted::Reached(votes) => quorum::with_votes(&text, votes),
                 Counted::Short(tally) => return Ok(HandOff::Short(tally)),
             };
-            // RETURNING tells whether it was handed (a row-level policy may hide the row from a role that
-            // may not decide) and which call it decided, in the same round trip.
-            let handed = tx.query(
+            // Under the runtime's exclusive lock the run is as just read (paused, undecided), so the hand-off
+            // leaves with COMMIT (one round trip less on PostgreSQL) and decides the first call waiting; a
+            // person who may not decide is refused there by the server (docs/shared-store.md, "People and
+            // permissions"). The conditions stay in the SQL.
+            tx.execute_later(
                 "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3,
                    handed_seq = (SELECT min(l.seq) FROM cm_log l WHERE l.execution_id = ?1 AND l.state = 'pending')
-                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL
-                 RETURNING handed_seq",
+                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
                 args![id, text, decision.at, self.runtime],
             )?;
-            let Some(row) = handed.first() else {
-                return Ok(HandOff::AlreadyDecided);
-            };
-            let seq = row.get::<Option<i64>>(0)?.map(|seq| seq as u64);
+            let seq = waiting.first().map(|waiting| waiting.seq);
             if tx.dialect() == Dialect::Postgres {
                 // Delivered at COMMIT, so the host hears of it only if it was written.
                 tx.execute_later(

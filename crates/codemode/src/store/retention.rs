@@ -248,13 +248,14 @@ pub(super) fn prune(
             ids.push(id);
         }
     }
+    // Nothing reads what they changed: on PostgreSQL they leave with COMMIT.
     for id in &ids {
-        tx.execute("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
-        tx.execute(
+        tx.execute_later("DELETE FROM cm_log WHERE execution_id = ?1", args![id])?;
+        tx.execute_later(
             "DELETE FROM cm_approvals WHERE execution_id = ?1",
             args![id],
         )?;
-        tx.execute("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
+        tx.execute_later("DELETE FROM cm_executions WHERE id = ?1", args![id])?;
     }
     Ok(ids)
 }
