@@ -185,14 +185,9 @@ async fn an_ungated_call_whose_outcome_could_not_be_recorded_stops_the_pass() {
     assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
 }
 
-/// Only a call's outcome is refused (updates of the log's rows), while new records would still be taken: on
-/// PostgreSQL, where the outcome is sent ahead, the next call is then not recorded at all — nothing is written
-/// behind an outcome that did not land (docs/semantics.md §3.6).
-#[tokio::test(flavor = "multi_thread")]
-async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
-    if !support::on_postgres() {
-        return; // SQLite records an outcome before the program goes on: nothing is sent ahead.
-    }
+/// A runtime on PostgreSQL whose store refuses only a call's outcome (updates of the log's rows), while new
+/// records are still taken.
+async fn refusing_outcomes() -> (Arc<Sink>, Runtime) {
     let (sink, runtime) = sink_runtime().await;
     let StoreLocation::Postgres(url) = sink.store.get().expect("the store").clone() else {
         unreachable!("on PostgreSQL");
@@ -204,6 +199,18 @@ async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
         CREATE TRIGGER cm_test_refuse_log BEFORE UPDATE ON cm_log
           FOR EACH ROW EXECUTE FUNCTION cm_test_refuse();";
     support::store::psql(&url, refuse_outcomes, false);
+    (sink, runtime)
+}
+
+/// Only a call's outcome is refused (updates of the log's rows), while new records would still be taken: on
+/// PostgreSQL, where the outcome is sent ahead, the next call is then not recorded at all — nothing is written
+/// behind an outcome that did not land (docs/semantics.md §3.6).
+#[tokio::test(flavor = "multi_thread")]
+async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
+    if !support::on_postgres() {
+        return; // SQLite records an outcome before the program goes on: nothing is sent ahead.
+    }
+    let (sink, runtime) = refusing_outcomes().await;
     let error = runtime
         .execute("async () => { await sink.note(); await sink.note(); return 'went on'; }")
         .await
@@ -232,17 +239,7 @@ async fn a_run_does_not_complete_behind_an_outcome_that_did_not_land() {
     if !support::on_postgres() {
         return; // SQLite records an outcome before the program goes on: nothing is sent ahead.
     }
-    let (sink, runtime) = sink_runtime().await;
-    let StoreLocation::Postgres(url) = sink.store.get().expect("the store").clone() else {
-        unreachable!("on PostgreSQL");
-    };
-    let refuse_outcomes = "
-        CREATE FUNCTION cm_test_refuse() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-          RAISE EXCEPTION 'outcomes refused' USING ERRCODE = 'read_only_sql_transaction';
-        END $$;
-        CREATE TRIGGER cm_test_refuse_log BEFORE UPDATE ON cm_log
-          FOR EACH ROW EXECUTE FUNCTION cm_test_refuse();";
-    support::store::psql(&url, refuse_outcomes, false);
+    let (sink, runtime) = refusing_outcomes().await;
     let error = runtime
         .execute("async () => { await sink.note(); return 'done'; }")
         .await
