@@ -112,6 +112,19 @@ async fn healed_and_let_go(sink: &Sink, runtime: &Runtime) -> codemode::Executio
     runtime.execution(&id).unwrap().unwrap()
 }
 
+/// Once the store takes writes again: the pass was let go, and its log holds the one call in doubt, nothing
+/// recorded behind it.
+async fn only_the_call_in_doubt(sink: &Sink, runtime: &Runtime) {
+    let run = healed_and_let_go(sink, runtime).await;
+    assert_eq!(
+        run.log.len(),
+        1,
+        "nothing recorded behind it: {:?}",
+        run.log
+    );
+    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+}
+
 /// Waits (bounded) for the background release of the pass to reach the store once it takes writes again.
 async fn interrupted(runtime: &Runtime, id: &str) -> bool {
     for _ in 0..200 {
@@ -221,14 +234,7 @@ async fn no_call_is_recorded_behind_an_outcome_that_did_not_land() {
         1,
         "the second call never ran"
     );
-    let run = healed_and_let_go(&sink, &runtime).await;
-    assert_eq!(
-        run.log.len(),
-        1,
-        "nothing recorded behind it: {:?}",
-        run.log
-    );
-    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+    only_the_call_in_doubt(&sink, &runtime).await;
 }
 
 /// A program that ends right after a call whose outcome was refused does not complete: on PostgreSQL its
@@ -251,9 +257,7 @@ async fn a_run_does_not_complete_behind_an_outcome_that_did_not_land() {
             .contains("the outcome of sink.note (call 0) could not be recorded after it ran"),
         "{error}"
     );
-    let run = healed_and_let_go(&sink, &runtime).await;
-    assert_eq!(run.log.len(), 1, "{:?}", run.log);
-    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+    only_the_call_in_doubt(&sink, &runtime).await;
 }
 
 /// A step told after a call whose outcome could not be recorded does not hide it: the pass ends interrupted
@@ -275,7 +279,5 @@ async fn a_step_after_an_unrecorded_outcome_leaves_the_call_in_doubt() {
             .contains("the outcome of sink.note (call 0) could not be recorded after it ran"),
         "{error}"
     );
-    let run = healed_and_let_go(&sink, &runtime).await;
-    assert_eq!(run.log.len(), 1, "{:?}", run.log);
-    assert_eq!(run.log[0].state, EntryState::Executing, "in doubt");
+    only_the_call_in_doubt(&sink, &runtime).await;
 }
