@@ -192,8 +192,9 @@ impl Runtime {
                 .await?;
         }
         match self.inner.store.resume(id, &decision, handed, shown)? {
-            Resume::Resumed => {
-                self.pass(id, &execution.code, execution.source.as_deref(), None)
+            Resume::Resumed { log, decided } => {
+                let start = Start::Resumed { log, decided };
+                self.pass(id, &execution.code, execution.source.as_deref(), start)
                     .await
             }
             Resume::AlreadyDecided => Err(already_decided(id)),

@@ -11,6 +11,20 @@ pub(super) fn quoted_list(names: &[&str]) -> String {
         .join(", ")
 }
 
+/// Where a pass starts from.
+pub(super) enum Start {
+    /// A new run, recorded while the worker parses its program.
+    New(Begin),
+    /// A run with calls on record, which the pass reads first.
+    Recorded,
+    /// A run its claim resumed: the log the claim read with the run, and the call it decided, which the pass
+    /// records as executing in one statement when it reaches it ([`crate::store::Store::execute_approved_at_once`]).
+    Resumed {
+        log: crate::store::ReplayLog,
+        decided: Option<u64>,
+    },
+}
+
 /// A new run's id: its start time first, so ids sort as runs began.
 pub(super) fn new_execution_id(now: i64) -> String {
     format!("exec_{now:016}_{}", uuid::Uuid::new_v4())
@@ -40,7 +54,7 @@ impl Runtime {
             now,
         };
         let id = begin.id.clone();
-        self.pass(&id, code, source, Some(begin)).await
+        self.pass(&id, code, source, Start::New(begin)).await
     }
 
     /// Why `code` cannot be a run's program (too large to record, or what the store cannot keep), if so.
@@ -56,20 +70,21 @@ impl Runtime {
     }
 
     /// One pass over the stored code, then the outcome as the store says it ended (docs/semantics.md §2.3). A
-    /// new execution (`begin`) is recorded while the worker already parses the program: nothing the program
-    /// asks for is answered before that record is committed.
+    /// new execution ([`Start::New`]) is recorded while the worker already parses the program: nothing the
+    /// program asks for is answered before that record is committed.
     pub(super) async fn pass(
         &self,
         id: &str,
         code: &str,
         source: Option<&str>,
-        begin: Option<Begin>,
+        start: Start,
     ) -> Result<Outcome, RuntimeError> {
         let inner = self.inner.clone();
-        // A new execution has nothing recorded yet.
-        let (log, log_end) = match begin {
-            Some(_) => (Vec::new(), 0),
-            None => inner.store.replay_log(id)?,
+        let (begin, (log, log_end), decided) = match start {
+            // A new execution has nothing recorded yet.
+            Start::New(begin) => (Some(begin), (Vec::new(), 0), None),
+            Start::Recorded => (None, inner.store.replay_log(id)?, None),
+            Start::Resumed { log, decided } => (None, log, decided),
         };
         let request = PassRequest {
             code: code.to_owned(),
@@ -100,6 +115,7 @@ impl Runtime {
                 in_doubt: false,
                 told: Vec::new(),
                 outcome_sent: None,
+                decided,
             };
             let ran = inner.executor.run(&request, &mut host);
             // A worker that could not be started never asked for the record; the failure is recorded.
@@ -206,8 +222,13 @@ impl Runtime {
                 self.paused_outcome(id)
             }
             Recover::Rerun => {
-                self.pass(id, &execution.code, execution.source.as_deref(), None)
-                    .await
+                self.pass(
+                    id,
+                    &execution.code,
+                    execution.source.as_deref(),
+                    Start::Recorded,
+                )
+                .await
             }
             Recover::NotInterrupted(status) => Err(Refusal::NotInterrupted {
                 run: id.to_owned(),

@@ -57,6 +57,8 @@ pub(super) struct RuntimeHost {
     /// The last call's outcome, sent to a shared store and not yet known to be recorded: which call it was.
     /// Settled before anything the program does next leaves the host (docs/semantics.md §3.6).
     pub(super) outcome_sent: Option<(u64, String)>,
+    /// The call the claim that resumed this pass decided, until the pass reaches it.
+    pub(super) decided: Option<u64>,
 }
 
 /// How a program that completed was ended in the store, by its pass's own thread.
@@ -296,17 +298,37 @@ impl PassHost for RuntimeHost {
             // Not found, or refused by the connector whatever anyone decides: no rule or person is asked.
             _ => crate::rules::Verdict::allow(),
         };
-        let plan = store.decide(
-            &self.id,
-            call.seq,
-            &call.connector,
-            &call.method,
-            args.as_ref(),
-            canonical.as_ref(),
-            &verdict,
-            ephemeral,
-            now,
-        );
+        // The call a person just approved, reached as recorded, starts in one statement; anything else (it
+        // diverged, the run stopped) is decided from what is on record.
+        let approved = match self.decided {
+            Some(seq) if seq == call.seq => {
+                self.decided = None;
+                store
+                    .execute_approved_at_once(
+                        &self.id,
+                        call.seq,
+                        &call.connector,
+                        &call.method,
+                        args.as_ref(),
+                        now,
+                    )
+                    .transpose()
+            }
+            _ => None,
+        };
+        let plan = approved.unwrap_or_else(|| {
+            store.decide(
+                &self.id,
+                call.seq,
+                &call.connector,
+                &call.method,
+                args.as_ref(),
+                canonical.as_ref(),
+                &verdict,
+                ephemeral,
+                now,
+            )
+        });
         // The last call's outcome travelled ahead of this record: known now.
         if !self.outcome_recorded() {
             return CallAnswer::Stop;

@@ -30,6 +30,6 @@ impl Runtime {
         self.inner
             .store
             .begin_rerun(&new_id, code, &self.inner.names(), source, now, id, from)?;
-        self.pass(&new_id, code, source, None).await
+        self.pass(&new_id, code, source, Start::Recorded).await
     }
 }

@@ -2,8 +2,9 @@
 //! interrupted run, letting go of a pass. Each claim is conditional on the holder it read, so two processes
 //! never both win it.
 
+use super::queries::{ReplayLog, replay_log_of, replay_log_sql};
 use super::quorum::{self, Counted, Tally};
-use super::rows::{Waiting, run_and_waiting, run_row};
+use super::rows::{Waiting, run_and_waiting, run_and_waiting_of, run_and_waiting_sql, run_row};
 use super::runs::cap;
 use super::sql::{Dialect, args};
 use super::{Result, Store, StoreError};
@@ -11,9 +12,13 @@ use crate::model::{CallRef, Decision, EntryState, ExecutionStatus};
 use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
 
 /// The result of trying to claim a paused run for approval.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Resume {
-    Resumed,
+    /// The run is claimed: what its pass replays from, read with the run, and the call it decided.
+    Resumed {
+        log: ReplayLog,
+        decided: Option<u64>,
+    },
     /// The call needs several people and this approval did not make them all (docs/design.md, "Four eyes").
     Short(Tally),
     /// The call waiting is not the one the decision names (another seq, other arguments): nothing changed.
@@ -89,7 +94,14 @@ impl Store {
         let original = decision;
         let decision = self.attributed(decision);
         self.write(|tx| {
-            let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
+            // The run, its waiting calls and the log its pass will replay, in one flight on PostgreSQL
+            // (docs/shared-store.md, "Fewer round trips"): under the exclusive lock the log cannot change
+            // before the pass reads it, and the claim changes only pending entries, which it leaves out.
+            let (run_sql, log_sql) = (run_and_waiting_sql(), replay_log_sql());
+            let params = args![id, self.runtime];
+            let mut read = tx.query_together(&[(&run_sql, params), (&log_sql, params)])?;
+            let log = replay_log_of(&read.pop().unwrap_or_default())?;
+            let Some((run, waiting)) = run_and_waiting_of(&read.pop().unwrap_or_default())? else {
                 return Ok(Resume::Missing);
             };
             match transitions::resume_step(run.status, self.holders(&run)) {
@@ -145,7 +157,10 @@ impl Store {
                     args![id, self.runtime],
                 )?;
             }
-            Ok(Resume::Resumed)
+            Ok(Resume::Resumed {
+                log,
+                decided: waiting.first().map(|waiting| waiting.seq),
+            })
         })
     }
 

@@ -201,6 +201,61 @@ impl Store {
         Ok((changed == 1).then_some(CallPlan::Execute))
     }
 
+    /// On PostgreSQL, the approved call a resumed pass reached at `seq` as it was recorded (same connector,
+    /// method and arguments, still `pending`, its run running): marked executing by one statement, in one
+    /// round trip, returning the decision (edited arguments run instead). `None` when the statement's
+    /// conditions did not hold, and always on SQLite: then [`Store::decide`] reads and decides as it always
+    /// does — a divergence, a stopped run or a rerun's inheritance is its to say (docs/shared-store.md,
+    /// "Fewer round trips").
+    pub fn execute_approved_at_once(
+        &self,
+        id: &str,
+        seq: u64,
+        connector: &str,
+        method: &str,
+        args: Option<&Value>,
+        now: i64,
+    ) -> Result<Option<CallPlan>, StoreError> {
+        let Database::Postgres(postgres) = &self.database else {
+            return Ok(None);
+        };
+        // The text the entry was recorded with (`record_call`): equal text is an equal call, and a call
+        // written otherwise only misses this path.
+        let args = args.map(|a| serde_json::to_string(a).unwrap_or_default());
+        let sql = "WITH approved AS (
+               UPDATE cm_log l SET state = 'executing', started_at = ?6
+                WHERE l.execution_id = ?1 AND l.seq = ?2 AND l.state = 'pending'
+                  AND l.connector = ?3 AND l.method = ?4 AND l.args IS NOT DISTINCT FROM ?5
+                  AND EXISTS (SELECT 1 FROM cm_executions e
+                               WHERE e.id = ?1 AND e.runtime = ?7 AND e.status = 'running')
+                  -- The call before, whose outcome may have been sent ahead in this flight, is on record.
+                  AND NOT EXISTS (SELECT 1 FROM cm_log b
+                                   WHERE b.execution_id = ?1 AND b.seq = ?2 - 1 AND b.state = 'executing')
+               RETURNING l.decision),
+             touched AS (UPDATE cm_executions SET updated_at = ?6
+                          WHERE id = ?1 AND runtime = ?7 AND EXISTS (SELECT 1 FROM approved))
+             SELECT decision FROM approved";
+        let seq = seq as i64;
+        let params = args![id, seq, connector, method, args, now, self.runtime];
+        let locks = self.run_locks(id);
+        let rows = off_async_workers(|| {
+            postgres.commit_query_after(id, &locks, &self.runtime, true, sql, params)
+        })?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        Ok(Some(
+            match super::rows::parse_decision(row.get::<Option<String>>(0)?) {
+                Some(Decision {
+                    kind: DecisionKind::Edited,
+                    args: Some(edited),
+                    ..
+                }) => CallPlan::ExecuteEdited(edited),
+                _ => CallPlan::Execute,
+            },
+        ))
+    }
+
     /// On PostgreSQL, new steps' values (`seq`, name, JSON) recorded by one statement that holds the run's
     /// condition: `Some(true)` when all were recorded, `Some(false)` when the run is not running (then none
     /// is). The values travel as one JSON parameter, so the statement is the same for any number of steps.

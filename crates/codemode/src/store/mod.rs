@@ -40,7 +40,7 @@ pub use location::StoreLocation;
 pub use migrations::SCHEMA_VERSION;
 pub use permissions::{StoreRole, grant_sql};
 pub use postgres::Handed;
-pub use queries::RecentCallRow;
+pub use queries::{RecentCallRow, ReplayLog};
 pub use quorum::Tally;
 pub use retention::{Deletion, Retention};
 pub use rollback::RollbackClaim;

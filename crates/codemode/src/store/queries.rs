@@ -5,7 +5,7 @@ use super::rows::{
     EXECUTION_COLUMNS, Holder, LOG_AT, execution_row, log_entry, log_of, parse_json, raw, status_of,
 };
 use super::runs::of_runtime;
-use super::sql::{Dialect, args};
+use super::sql::{DbError, Dialect, Row, args};
 use super::{Store, StoreError};
 use crate::model::{
     ExecutionPage, ExecutionQuery, ExecutionState, ExecutionStatus, ExecutionSummary,
@@ -353,45 +353,56 @@ impl Store {
 
     /// The entries a pass may answer without asking the host (applied, not ephemeral), and one past the
     /// highest seq recorded in any state (for a rerun still served the old run's calls, at least its step).
-    pub fn replay_log(&self, id: &str) -> Result<(Vec<ReplayEntry>, u64), StoreError> {
+    pub fn replay_log(&self, id: &str) -> Result<ReplayLog, StoreError> {
         self.with(|connection| {
-            // One statement, so one round trip on PostgreSQL: the bounds in a row of their own, joined with
-            // the entries (none when nothing is applied).
-            let rows = connection.query_map(
-                &format!(
-                    "SELECT b.end_seq, b.inheriting_until, l.seq, l.connector, l.method, l.args, l.result
-                     FROM (SELECT (SELECT coalesce(max(seq) + 1, 0) FROM cm_log
-                                   WHERE execution_id = ?1 AND {runtime}) AS end_seq,
-                                  (SELECT forked_seq FROM cm_executions
-                                   WHERE id = ?1 AND diverged_at IS NULL) AS inheriting_until) b
-                     LEFT JOIN cm_log l ON l.execution_id = ?1 AND l.state = 'applied' AND l.ephemeral = 0
-                                           AND {runtime}
-                     ORDER BY l.seq",
-                    runtime = of_runtime("?2")
-                ),
-                args![id, self.runtime],
-                |row| {
-                    let bounds: (i64, Option<i64>) = (row.get(0)?, row.get(1)?);
-                    let entry = match row.get::<Option<i64>>(2)? {
-                        Some(seq) => Some(ReplayEntry {
-                            seq: seq as u64,
-                            connector: row.get(3)?,
-                            method: row.get(4)?,
-                            args: raw(row.get::<Option<String>>(5)?),
-                            result: raw(row.get::<Option<String>>(6)?),
-                        }),
-                        None => None,
-                    };
-                    Ok((bounds, entry))
-                },
-            )?;
-            // A rerun still served the old run's calls asks for everything before its step, steps included.
-            let (end, inheriting_until) = rows.first().map(|(bounds, _)| *bounds).unwrap_or((0, None));
-            let end = end.max(inheriting_until.unwrap_or(0));
-            let entries = rows.into_iter().filter_map(|(_, entry)| entry).collect();
-            Ok((entries, end.max(0) as u64))
+            replay_log_of(&connection.query(&replay_log_sql(), args![id, self.runtime])?)
         })
     }
+}
+
+/// What a pass replays from: the entries it may answer without asking the host, and the seq past the log.
+pub type ReplayLog = (Vec<ReplayEntry>, u64);
+
+/// The query of [`Store::replay_log`] (`?1` the run, `?2` its runtime): one statement, so one round trip
+/// on PostgreSQL — the bounds in a row of their own, joined with the entries (none when nothing is applied).
+pub(super) fn replay_log_sql() -> String {
+    format!(
+        "SELECT b.end_seq, b.inheriting_until, l.seq, l.connector, l.method, l.args, l.result
+         FROM (SELECT (SELECT coalesce(max(seq) + 1, 0) FROM cm_log
+                       WHERE execution_id = ?1 AND {runtime}) AS end_seq,
+                      (SELECT forked_seq FROM cm_executions
+                       WHERE id = ?1 AND diverged_at IS NULL) AS inheriting_until) b
+         LEFT JOIN cm_log l ON l.execution_id = ?1 AND l.state = 'applied' AND l.ephemeral = 0
+                               AND {runtime}
+         ORDER BY l.seq",
+        runtime = of_runtime("?2")
+    )
+}
+
+/// The replay log from the rows of [`replay_log_sql`].
+pub(super) fn replay_log_of(rows: &[Row]) -> Result<ReplayLog, DbError> {
+    let rows = rows
+        .iter()
+        .map(|row| {
+            let bounds: (i64, Option<i64>) = (row.get(0)?, row.get(1)?);
+            let entry = match row.get::<Option<i64>>(2)? {
+                Some(seq) => Some(ReplayEntry {
+                    seq: seq as u64,
+                    connector: row.get(3)?,
+                    method: row.get(4)?,
+                    args: raw(row.get::<Option<String>>(5)?),
+                    result: raw(row.get::<Option<String>>(6)?),
+                }),
+                None => None,
+            };
+            Ok((bounds, entry))
+        })
+        .collect::<Result<Vec<_>, DbError>>()?;
+    // A rerun still served the old run's calls asks for everything before its step, steps included.
+    let (end, inheriting_until) = rows.first().map(|(bounds, _)| *bounds).unwrap_or((0, None));
+    let end = end.max(inheriting_until.unwrap_or(0));
+    let entries = rows.into_iter().filter_map(|(_, entry)| entry).collect();
+    Ok((entries, end.max(0) as u64))
 }
 
 /// A glob (`*` any run of characters, `?` one) as a LIKE pattern, escaped with a backslash.

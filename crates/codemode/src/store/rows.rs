@@ -228,15 +228,25 @@ pub(super) fn run_and_waiting(
     runtime: &str,
     id: &str,
 ) -> Result<Option<(RunRow, Vec<Waiting>)>> {
-    let rows = connection.query_map(
-        &format!(
-            "SELECT e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed, l.seq, l.args, l.quorum
-             FROM cm_executions e {HOLDER_HOSTS}
-             LEFT JOIN cm_log l ON l.execution_id = e.id AND l.state = 'pending'
-             WHERE e.id = ?1 AND e.runtime = ?2 ORDER BY l.seq"
-        ),
-        args![id, runtime],
-        |row| {
+    run_and_waiting_of(&connection.query(&run_and_waiting_sql(), args![id, runtime])?)
+}
+
+/// The query of [`run_and_waiting`] (`?1` the run, `?2` its runtime), to send with others
+/// ([`Sql::query_together`]).
+pub(super) fn run_and_waiting_sql() -> String {
+    format!(
+        "SELECT e.status, {OWNER_COLUMNS}, {ROLLBACK_COLUMNS}, e.handed, l.seq, l.args, l.quorum
+         FROM cm_executions e {HOLDER_HOSTS}
+         LEFT JOIN cm_log l ON l.execution_id = e.id AND l.state = 'pending'
+         WHERE e.id = ?1 AND e.runtime = ?2 ORDER BY l.seq"
+    )
+}
+
+/// The run and its waiting calls, from the rows of [`run_and_waiting_sql`].
+pub(super) fn run_and_waiting_of(rows: &[Row]) -> Result<Option<(RunRow, Vec<Waiting>)>> {
+    let rows = rows
+        .iter()
+        .map(|row| {
             let status: String = row.get(0)?;
             let run = RunRow {
                 status: ExecutionStatus::parse(&status).unwrap_or(ExecutionStatus::Error),
@@ -253,8 +263,8 @@ pub(super) fn run_and_waiting(
                 None => None,
             };
             Ok((run, waiting))
-        },
-    )?;
+        })
+        .collect::<Result<Vec<_>>>()?;
     let mut rows = rows.into_iter();
     let Some((run, first)) = rows.next() else {
         return Ok(None);

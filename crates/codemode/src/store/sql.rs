@@ -256,6 +256,16 @@ pub(crate) trait Sql {
     /// Runs a query; returns its rows.
     fn query(&self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Row>, DbError>;
 
+    /// Runs several queries, in order; returns each one's rows. On PostgreSQL they leave in one flight (with
+    /// what the transaction queued before them), so reading what a transition needs costs one round trip
+    /// however many tables it reads (docs/shared-store.md, "Fewer round trips").
+    fn query_together(&self, queries: &[(&str, &[Param<'_>])]) -> Result<Vec<Vec<Row>>, DbError> {
+        queries
+            .iter()
+            .map(|(sql, params)| self.query(sql, params))
+            .collect()
+    }
+
     /// The first row of a query, if any.
     fn query_opt(&self, sql: &str, params: &[Param<'_>]) -> Result<Option<Row>, DbError> {
         Ok(self.query(sql, params)?.into_iter().next())

@@ -212,6 +212,33 @@ impl Sql for Connection {
             Err(failed) => Err(failed.error()),
         }
     }
+
+    fn query_together(&self, queries: &[(&str, &[Param<'_>])]) -> Result<Vec<Vec<Row>>, DbError> {
+        let requests = queries
+            .iter()
+            .map(|(sql, params)| {
+                let (statement, values) = self.prepared(sql, params)?;
+                Ok(Last::Query(statement, values))
+            })
+            .collect::<Result<Vec<_>, DbError>>()?;
+        let driven = self.driven()?;
+        let client = &driven.client;
+        let queued = std::mem::take(&mut *self.queued.lock().unwrap_or_else(|p| p.into_inner()));
+        // Requests are sent in the order their futures are first polled: what was queued, then the queries.
+        let earlier = futures_util::future::join_all(queued.iter().map(|q| send(client, q)));
+        let answers = futures_util::future::join_all(requests.iter().map(|r| answer(client, r)));
+        let (earlier, answers) = driven.wait(futures_util::future::join(earlier, answers));
+        if let Some(error) = earlier.into_iter().find_map(Result::err) {
+            return Err(error.into());
+        }
+        answers
+            .into_iter()
+            .map(|answer| match answer? {
+                Answer::Rows(rows) => rows.iter().map(row).collect(),
+                _ => Ok(Vec::new()),
+            })
+            .collect()
+    }
 }
 
 /// Sends the request that ends a flight and reads its answer.
