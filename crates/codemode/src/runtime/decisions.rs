@@ -49,59 +49,74 @@ impl Runtime {
         decision: Decision,
         shown: Option<&CallRef>,
     ) -> Result<Outcome, RuntimeError> {
-        // The head only, read once: who holds the run decides where it resumes, and resuming it here needs
-        // its code (the log is read once, by the replay that follows).
-        let Some(execution) = self.inner.store.execution_head(id)? else {
-            return Err(no_run(id, Operation::Approve));
-        };
-        if self.inner.store.is_shared() {
-            if let Some(edited) = &decision.args
-                && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
-                && self.inner.connector(&pending.connector).is_some()
-            {
-                self.check_edited(&pending.connector, &pending.method, edited)
-                    .await?;
-            }
-            match self
-                .inner
-                .store
-                .hand_off(id, &decision, shown, execution.host.as_ref())?
-            {
-                HandOff::Here => {}
-                HandOff::Handed(host, seq) => {
-                    return self.await_host(id, &host, seq).await;
-                }
-                HandOff::HostGone(host) => {
-                    return Err(Refusal::HostGone {
-                        run: id.to_owned(),
-                        host: host.name,
-                        silent_s: HOST_TIMEOUT_MS / 1000,
-                    }
-                    .into());
-                }
-                HandOff::NotPaused(status) => {
-                    return Err(Refusal::NotPaused {
-                        run: id.to_owned(),
-                        status,
-                        op: Operation::Approve,
-                    }
-                    .into());
-                }
-                HandOff::RollingBack(pid) => {
-                    return Err(Refusal::RollingBack {
-                        run: id.to_owned(),
-                        pid,
-                        op: Operation::Approve,
-                    }
-                    .into());
-                }
-                HandOff::AlreadyDecided => return Err(already_decided(id)),
-                HandOff::Short(tally) => return self.short_of_quorum(id, tally),
-                HandOff::OtherCall(other) => return Err(not_the_call_shown(other)),
-                HandOff::Missing => return Err(no_run(id, Operation::Approve)),
-            }
+        // Edited arguments are checked against the tool before anything is written, when this host has it
+        // (a host that resumes a handed run checks them again with its own).
+        if let Some(edited) = &decision.args
+            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
+            && self.inner.connector(&pending.connector).is_some()
+        {
+            self.check_edited(&pending.connector, &pending.method, edited)
+                .await?;
         }
-        self.resume_here(execution, decision, false, shown).await
+        let claimed =
+            self.inner
+                .store
+                .resume(id, Claim::Approve(&decision), shown, &self.inner.names())?;
+        self.after_claim(id, claimed).await
+    }
+
+    /// Goes on from a claim ([`Store::resume`]): the pass of a run claimed here, the wait for the host a
+    /// decision was handed to, or the refusal.
+    pub(super) async fn after_claim(
+        &self,
+        id: &str,
+        claimed: Resume,
+    ) -> Result<Outcome, RuntimeError> {
+        match claimed {
+            Resume::Resumed {
+                execution,
+                log,
+                decided,
+            } => {
+                let start = Start::Resumed { log, decided };
+                self.pass(id, &execution.code, execution.source.as_deref(), start)
+                    .await
+            }
+            Resume::Handed(host, seq) => self.await_host(id, &host, seq).await,
+            Resume::HostGone(host) => Err(Refusal::HostGone {
+                run: id.to_owned(),
+                host: host.name,
+                silent_s: HOST_TIMEOUT_MS / 1000,
+            }
+            .into()),
+            Resume::Unconfigured(missing) => {
+                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+                Err(RuntimeError::Configuration(format!(
+                    "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
+                    quoted_list(&missing)
+                )))
+            }
+            // Only a handed claim asks for its decision to be checked, and it does so itself.
+            Resume::Edited(_) | Resume::NoneHanded => {
+                Err(Refusal::NoHandedApproval { run: id.to_owned() }.into())
+            }
+            Resume::AlreadyDecided => Err(already_decided(id)),
+            Resume::Short(tally) => self.short_of_quorum(id, tally),
+            Resume::OtherCall(other) => Err(not_the_call_shown(other)),
+            Resume::NotPaused(status) => Err(Refusal::NotPaused {
+                run: id.to_owned(),
+                status,
+                op: Operation::Approve,
+            }
+            .into()),
+            Resume::RollingBack(pid) => Err(Refusal::RollingBack {
+                run: id.to_owned(),
+                pid,
+                op: Operation::Approve,
+            }
+            .into()),
+            Resume::Missing => Err(no_run(id, Operation::Approve)),
+        }
     }
 
     /// An approval that did not make the quorum of the call it named (docs/design.md, "Four eyes"): counted,

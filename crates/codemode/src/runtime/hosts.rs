@@ -55,19 +55,17 @@ pub(super) fn only_here(execution: &ExecutionState, op: Operation) -> Result<(),
 }
 
 impl Runtime {
-    /// Resumes a run of this host that another host approved ([`Store::hand_off`]), with that decision.
-    /// Edited arguments its tool refuses drop the decision: the run waits for a decision again.
+    /// Resumes a run of this host that another host approved ([`Store::resume`] handing it off), with that
+    /// decision, read with the run by the claim. Edited arguments its tool refuses drop the decision: the run
+    /// waits for a decision again.
     pub async fn resume_handed(&self, id: &str) -> Result<Outcome, RuntimeError> {
-        // The head says both whether a decision waits for this host and what resuming needs: one read.
-        let execution = self.inner.store.execution_head(id)?;
-        let handed = execution.and_then(|execution| {
-            let ours = execution.status == ExecutionStatus::Paused
-                && execution.host.as_ref().is_some_and(|host| host.here);
-            let decision = execution.handed.clone().filter(|_| ours)?;
-            Some((execution, decision))
-        });
-        let Some((execution, decision)) = handed else {
-            return Err(Refusal::NoHandedApproval { run: id.to_owned() }.into());
+        let names = self.inner.names();
+        let claimed =
+            self.inner
+                .store
+                .resume(id, Claim::Handed { checked: false }, None, &names)?;
+        let Resume::Edited(decision) = claimed else {
+            return self.after_claim(id, claimed).await;
         };
         if let Some(edited) = &decision.args
             && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
@@ -79,7 +77,11 @@ impl Runtime {
             self.inner.store.withdraw_handed(id, &error.to_string())?;
             return Err(error);
         }
-        self.resume_here(execution, decision, true, None).await
+        let claimed = self
+            .inner
+            .store
+            .resume(id, Claim::Handed { checked: true }, None, &names)?;
+        self.after_claim(id, claimed).await
     }
 
     /// Waits for the host a decision was handed to to resume the run and end its pass. The call at `seq`
@@ -158,61 +160,6 @@ impl Runtime {
             }
             Adoption::NoHost => Err(Refusal::NotShared { run: id.to_owned() }.into()),
             Adoption::Missing => Err(no_run(id, Operation::Adopt)),
-        }
-    }
-
-    /// Resumes a paused run here with `decision` (`handed`: the one another host handed to this one);
-    /// `execution` is its head as read before (the log is read once, by the replay that follows).
-    pub(super) async fn resume_here(
-        &self,
-        execution: ExecutionState,
-        decision: Decision,
-        handed: bool,
-        shown: Option<&CallRef>,
-    ) -> Result<Outcome, RuntimeError> {
-        let id = execution.id.as_str();
-        let edited = decision.args.clone();
-        let missing: Vec<&str> = execution
-            .connectors
-            .iter()
-            .filter(|name| self.inner.connector(name).is_none())
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() {
-            return Err(RuntimeError::Configuration(format!(
-                "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
-                quoted_list(&missing)
-            )));
-        }
-        if let Some(edited) = &edited
-            && execution.status == ExecutionStatus::Paused
-            && let Some(pending) = self.inner.store.pending(Some(id))?.into_iter().next()
-        {
-            self.check_edited(&pending.connector, &pending.method, edited)
-                .await?;
-        }
-        match self.inner.store.resume(id, &decision, handed, shown)? {
-            Resume::Resumed { log, decided } => {
-                let start = Start::Resumed { log, decided };
-                self.pass(id, &execution.code, execution.source.as_deref(), start)
-                    .await
-            }
-            Resume::AlreadyDecided => Err(already_decided(id)),
-            Resume::Short(tally) => self.short_of_quorum(id, tally),
-            Resume::OtherCall(other) => Err(not_the_call_shown(other)),
-            Resume::NotPaused(status) => Err(Refusal::NotPaused {
-                run: id.to_owned(),
-                status,
-                op: Operation::Approve,
-            }
-            .into()),
-            Resume::RollingBack(pid) => Err(Refusal::RollingBack {
-                run: id.to_owned(),
-                pid,
-                op: Operation::Approve,
-            }
-            .into()),
-            Resume::Missing => Err(no_run(id, Operation::Approve)),
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::protocol::raw;
 use crate::refusal::{Operation, Refusal};
 use crate::rules::{CompiledRule, Rule, RuleError, Verdict};
 use crate::store::{
-    Adoption, CallPlan, Deletion, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity, Recover,
+    Adoption, CallPlan, Claim, Deletion, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HostIdentity, Recover,
     Rejection, Resume, RollbackClaim, Store, StoreError, StoreLocation, Tally, unserialisable,
 };
 use serde_json::Value;

@@ -2,23 +2,52 @@
 //! interrupted run, letting go of a pass. Each claim is conditional on the holder it read, so two processes
 //! never both win it.
 
+use super::postgres;
 use super::queries::{ReplayLog, replay_log_of, replay_log_sql};
 use super::quorum::{self, Counted, Tally};
-use super::rows::{Waiting, run_and_waiting, run_and_waiting_of, run_and_waiting_sql, run_row};
+use super::rows::{
+    EXECUTION_COLUMNS, Waiting, execution_row, run_and_waiting, run_and_waiting_of,
+    run_and_waiting_sql, run_row,
+};
 use super::runs::cap;
-use super::sql::{Dialect, args};
+use super::sql::{DbError, Dialect, Row, args};
 use super::{Result, Store, StoreError};
-use crate::model::{CallRef, Decision, EntryState, ExecutionStatus};
+use crate::model::{
+    CallRef, Decision, DecisionKind, EntryState, ExecutionState, ExecutionStatus, RunHost,
+};
 use crate::transitions::{self, RecoverStep, RejectStep, ResumeStep};
+
+/// Whose decision a claim records ([`Store::resume`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Claim<'a> {
+    /// A person's (or a rule's) decision given on this host: the run is resumed here when it is this host's
+    /// (or has none), else the decision is handed to its host.
+    Approve(&'a Decision),
+    /// The decision another host handed to this one, read with the run. `checked`: its edited arguments, if
+    /// any, were checked against the tool here; unchecked, an edited decision comes back to be checked.
+    Handed { checked: bool },
+}
 
 /// The result of trying to claim a paused run for approval.
 #[derive(Debug, Clone)]
 pub enum Resume {
-    /// The run is claimed: what its pass replays from, read with the run, and the call it decided.
+    /// The run is claimed here: its head, what its pass replays from (read with the run), and the call it
+    /// decided.
     Resumed {
+        execution: Box<ExecutionState>,
         log: ReplayLog,
         decided: Option<u64>,
     },
+    /// The decision is written for the run's host, which resumes it; with the seq of the call it decided.
+    Handed(RunHost, Option<u64>),
+    /// The run's host is gone: nothing was written.
+    HostGone(RunHost),
+    /// The run needs connectors this host does not have: nothing was written.
+    Unconfigured(Vec<String>),
+    /// A handed decision with edited arguments, to check before it is claimed ([`Claim::Handed`]).
+    Edited(Box<Decision>),
+    /// No decision waits for this host on the run ([`Claim::Handed`]).
+    NoneHanded,
     /// The call needs several people and this approval did not make them all (docs/design.md, "Four eyes").
     Short(Tally),
     /// The call waiting is not the one the decision names (another seq, other arguments): nothing changed.
@@ -77,37 +106,58 @@ impl Store {
     }
 
     /// Claims a paused run for approval ([`transitions::resume_step`]): the run becomes `running` and its
-    /// pending call is decided by `actor`, in one transaction (so a later reject, which needs a paused run,
-    /// finds nothing to reject). The call stays `pending` until the pass reaches it: a replay that diverges
-    /// before it leaves it never run, and a rollback then has nothing of it to undo.
+    /// pending call is decided, in one transaction (so a later reject, which needs a paused run, finds nothing
+    /// to reject). The call stays `pending` until the pass reaches it: a replay that diverges before it leaves
+    /// it never run, and a rollback then has nothing of it to undo.
     ///
-    /// `handed` resumes with a decision another host handed to this one ([`Store::hand_off`]), which the run
-    /// must still hold; otherwise the run must hold none.
+    /// On a shared store a run of another live host is not claimed: the decision is handed to that host
+    /// (`handed`, told on commit), which resumes the run with its own connectors (docs/shared-store.md,
+    /// "Approving another host's run"). The run's head, its waiting calls and the log its pass replays are
+    /// read in one flight on PostgreSQL, and the writes leave with COMMIT: two round trips either way
+    /// (docs/shared-store.md, "Fewer round trips"). `configured` are this host's connectors: a run that
+    /// needs others is not claimed here.
     pub fn resume(
         &self,
         id: &str,
-        decision: &Decision,
-        handed: bool,
+        claim: Claim<'_>,
         expected: Option<&CallRef>,
+        configured: &[String],
     ) -> Result<Resume, StoreError> {
-        let (by, now) = (decision.by.as_str(), decision.at);
-        let original = decision;
-        let decision = self.attributed(decision);
         self.write(|tx| {
-            // The run, its waiting calls and the log its pass will replay, in one flight on PostgreSQL
-            // (docs/shared-store.md, "Fewer round trips"): under the exclusive lock the log cannot change
-            // before the pass reads it, and the claim changes only pending entries, which it leaves out.
-            let (run_sql, log_sql) = (run_and_waiting_sql(), replay_log_sql());
+            let (head_sql, run_sql, log_sql) = (
+                format!("{EXECUTION_COLUMNS} WHERE e.id = ?1 AND e.runtime = ?2"),
+                run_and_waiting_sql(),
+                replay_log_sql(),
+            );
             let params = args![id, self.runtime];
-            let mut read = tx.query_together(&[(&run_sql, params), (&log_sql, params)])?;
-            let log = replay_log_of(&read.pop().unwrap_or_default())?;
-            let Some((run, waiting)) = run_and_waiting_of(&read.pop().unwrap_or_default())? else {
+            let read = tx.query_together(&[(&head_sql, params), (&run_sql, params), (&log_sql, params)])?;
+            let [head, run, log] = <[Vec<Row>; 3]>::try_from(read).map_err(|_| DbError::NoRow)?;
+            let (Some(head), Some((run, waiting))) = (head.first(), run_and_waiting_of(&run)?) else {
                 return Ok(Resume::Missing);
+            };
+            let execution = execution_row(self, head)?;
+            let here = execution.host.as_ref().is_none_or(|host| host.here);
+            let (decision, handed) = match claim {
+                Claim::Approve(decision) => (decision.clone(), false),
+                Claim::Handed { checked } => {
+                    let Some(decision) = execution.handed.clone().filter(|_| {
+                        here && execution.host.is_some() && execution.status == ExecutionStatus::Paused
+                    }) else {
+                        return Ok(Resume::NoneHanded);
+                    };
+                    if !checked && decision.kind == DecisionKind::Edited {
+                        return Ok(Resume::Edited(Box::new(decision)));
+                    }
+                    (decision, true)
+                }
             };
             match transitions::resume_step(run.status, self.holders(&run)) {
                 ResumeStep::NotPaused(status) => return Ok(Resume::NotPaused(status)),
                 ResumeStep::RollingBack(pid) => return Ok(Resume::RollingBack(pid)),
                 ResumeStep::Claim => {}
+            }
+            if !here && let Some(host) = execution.host.clone().filter(|host| !host.alive) {
+                return Ok(Resume::HostGone(host));
             }
             if let Some(other) = other_call(id, expected, &waiting) {
                 return Ok(Resume::OtherCall(other));
@@ -115,23 +165,48 @@ impl Store {
             if !handed && run.handed {
                 return Ok(Resume::AlreadyDecided);
             }
+            let missing: Vec<String> = execution
+                .connectors
+                .iter()
+                .filter(|name| here && !configured.contains(name))
+                .cloned()
+                .collect();
+            if !missing.is_empty() {
+                return Ok(Resume::Unconfigured(missing));
+            }
+            let (by, now) = (decision.by.as_str(), decision.at);
+            let text = self.attributed(&decision);
             // A handed decision was counted by the host that handed it.
-            let decision = if handed {
-                decision.clone()
+            let text = if handed {
+                text
             } else {
-                match quorum::count_approval(tx, id, original, &decision, waiting.first())? {
-                    Counted::Alone => decision.clone(),
-                    Counted::Reached(votes) => quorum::with_votes(&decision, votes),
+                match quorum::count_approval(tx, id, &decision, &text, waiting.first())? {
+                    Counted::Alone => text,
+                    Counted::Reached(votes) => quorum::with_votes(&text, votes),
                     Counted::Short(tally) => return Ok(Resume::Short(tally)),
                 }
             };
-            if handed && !run.handed {
-                // The handed decision was withdrawn, or taken by a resume already.
-                return Ok(Resume::NotPaused(run.status));
-            }
+            let decided = waiting.first().map(|waiting| waiting.seq);
             // Under the runtime's exclusive lock the run is as just read (paused, its handed decision as
-            // required), so the claim's conditions hold and its writes leave with COMMIT: one round trip
-            // less on PostgreSQL (docs/shared-store.md, "Fewer round trips"). The conditions stay in the SQL.
+            // required), so the writes' conditions hold and they leave with COMMIT: one round trip less on
+            // PostgreSQL (docs/shared-store.md, "Fewer round trips"); a person who may not decide is refused
+            // there by the server ("People and permissions"). The conditions stay in the SQL.
+            if let Some(host) = execution.host.clone().filter(|_| !here) {
+                tx.execute_later(
+                    "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3,
+                       handed_seq = (SELECT min(l.seq) FROM cm_log l WHERE l.execution_id = ?1 AND l.state = 'pending')
+                     WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
+                    args![id, text, now, self.runtime],
+                )?;
+                if tx.dialect() == Dialect::Postgres {
+                    // Delivered at COMMIT, so the host hears of it only if it was written.
+                    tx.execute_later(
+                        "SELECT pg_notify(?1, ?2)",
+                        args![postgres::CHANNEL, postgres::hand_off_payload(&self.runtime, &host.id, id)],
+                    )?;
+                }
+                return Ok(Resume::Handed(host, decided));
+            }
             tx.execute_later(
                 &format!(
                     "UPDATE cm_executions SET status = 'running', updated_at = ?2, owner_pid = ?3, owner_started = ?4,
@@ -147,7 +222,7 @@ impl Store {
                      WHERE execution_id = ?1 AND state = 'pending'",
                     decision_with_shown(tx.dialect(), "?4")
                 ),
-                args![id, by, now, decision],
+                args![id, by, now, text],
             )?;
             if handed {
                 // Cleared only now: the decision's trigger on PostgreSQL takes the person from the handed
@@ -158,8 +233,9 @@ impl Store {
                 )?;
             }
             Ok(Resume::Resumed {
-                log,
-                decided: waiting.first().map(|waiting| waiting.seq),
+                execution: Box::new(execution),
+                log: replay_log_of(&log)?,
+                decided,
             })
         })
     }

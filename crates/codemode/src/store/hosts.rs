@@ -4,13 +4,10 @@
 //! the owner resumes it, so a machine's connectors only ever run on that machine. A host whose heartbeat
 //! stopped is gone: its runs wait for it, or are adopted by a host with the same connectors.
 
-use super::claims::other_call;
-use super::postgres;
-use super::quorum::{self, Counted, Tally};
-use super::rows::{Holder, RunRow, run_and_waiting, run_row};
-use super::sql::{Dialect, Sql, args};
+use super::rows::{Holder, RunRow, run_row};
+use super::sql::{Sql, args};
 use super::{Result, Store, StoreError};
-use crate::model::{CallRef, Decision, ExecutionStatus, RunHost};
+use crate::model::{Decision, ExecutionStatus, RunHost};
 use crate::transitions::Holders;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -34,28 +31,6 @@ const OFFSET_EVERY: Duration = Duration::from_secs(600);
 pub struct HostIdentity {
     pub id: String,
     pub name: String,
-}
-
-/// The result of approving a run on a shared store ([`Store::hand_off`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum HandOff {
-    /// The run is this host's (or has no host): resume it here.
-    Here,
-    /// The decision is written; its host resumes the run. With the seq of the call it decided.
-    Handed(RunHost, Option<u64>),
-    /// Its host is gone: nothing was written.
-    HostGone(RunHost),
-    NotPaused(ExecutionStatus),
-    /// A live process is rolling the run back.
-    RollingBack(u32),
-    /// Its pending call was already decided (approved elsewhere), and waits for its host.
-    AlreadyDecided,
-    /// The call waiting is not the one the decision names: nothing was written.
-    OtherCall(String),
-    /// The call needs several people and this approval did not make them all: it was counted (or refused),
-    /// nothing was handed (docs/design.md, "Four eyes").
-    Short(Tally),
-    Missing,
 }
 
 /// The result of adopting a run whose host is gone ([`Store::adopt`]).
@@ -211,80 +186,6 @@ impl Store {
                 args![host, now],
             )?;
             Ok(())
-        })
-    }
-
-    /// Approving on a shared store: a run of another live host keeps `decision` for that host (which is told
-    /// on commit and resumes the run with it); a run of this host, or of none, is left for a local resume.
-    /// Conditional on the run being paused, not rolled back, and not already approved elsewhere.
-    ///
-    /// `seen` is the run's host as the caller read it without a transaction: a run of this host (the usual
-    /// case) is resumed here, and a transaction that changed nothing would still cost two round trips on
-    /// PostgreSQL. The transaction reads it again under the lock.
-    pub fn hand_off(
-        &self,
-        id: &str,
-        decision: &Decision,
-        expected: Option<&CallRef>,
-        seen: Option<&RunHost>,
-    ) -> Result<HandOff, StoreError> {
-        let text = self.attributed(decision);
-        let Some(seen) = seen.filter(|host| !host.here) else {
-            return Ok(HandOff::Here);
-        };
-        self.write(|tx| {
-            let Some((run, waiting)) = run_and_waiting(tx, &self.runtime, id)? else {
-                return Ok(HandOff::Missing);
-            };
-            let host_name = match &run.owner.host {
-                Some(owner) if *owner == seen.id => Some(seen.name.clone()),
-                _ => owner_host_name(tx, &run)?,
-            };
-            let Some(host) = self
-                .run_host(&run.owner, host_name)
-                .filter(|host| !host.here)
-            else {
-                return Ok(HandOff::Here);
-            };
-            if run.status != ExecutionStatus::Paused {
-                return Ok(HandOff::NotPaused(run.status));
-            }
-            if let Some(pid) = self.holders(&run).rollback {
-                return Ok(HandOff::RollingBack(pid));
-            }
-            if !host.alive {
-                return Ok(HandOff::HostGone(host));
-            }
-            if let Some(other) = other_call(id, expected, &waiting) {
-                return Ok(HandOff::OtherCall(other));
-            }
-            if run.handed {
-                return Ok(HandOff::AlreadyDecided);
-            }
-            let text = match quorum::count_approval(tx, id, decision, &text, waiting.first())? {
-                Counted::Alone => text.clone(),
-                Counted::Reached(votes) => quorum::with_votes(&text, votes),
-                Counted::Short(tally) => return Ok(HandOff::Short(tally)),
-            };
-            // Under the runtime's exclusive lock the run is as just read (paused, undecided), so the hand-off
-            // leaves with COMMIT (one round trip less on PostgreSQL) and decides the first call waiting; a
-            // person who may not decide is refused there by the server (docs/shared-store.md, "People and
-            // permissions"). The conditions stay in the SQL.
-            tx.execute_later(
-                "UPDATE cm_executions SET handed = ?2, handed_refused = NULL, updated_at = ?3,
-                   handed_seq = (SELECT min(l.seq) FROM cm_log l WHERE l.execution_id = ?1 AND l.state = 'pending')
-                 WHERE id = ?1 AND runtime = ?4 AND status = 'paused' AND handed IS NULL",
-                args![id, text, decision.at, self.runtime],
-            )?;
-            let seq = waiting.first().map(|waiting| waiting.seq);
-            if tx.dialect() == Dialect::Postgres {
-                // Delivered at COMMIT, so the host hears of it only if it was written.
-                tx.execute_later(
-                    "SELECT pg_notify(?1, ?2)",
-                    args![postgres::CHANNEL, postgres::hand_off_payload(&self.runtime, &host.id, id)],
-                )?;
-            }
-            Ok(HandOff::Handed(host, seq))
         })
     }
 

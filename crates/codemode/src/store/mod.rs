@@ -31,11 +31,11 @@ pub(crate) mod sql;
 mod transactions;
 
 pub use call_log::{CallPlan, ToldStep, unserialisable};
-pub use claims::{Recover, Rejection, Resume};
+pub use claims::{Claim, Recover, Rejection, Resume};
 pub use devices_table::{Device, Redeemed};
 pub use error::StoreError;
 pub use faults::StoreFault;
-pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HandOff, HostIdentity};
+pub use hosts::{Adoption, HEARTBEAT_EVERY, HOST_TIMEOUT_MS, HostIdentity};
 pub use location::StoreLocation;
 pub use migrations::SCHEMA_VERSION;
 pub use permissions::{StoreRole, grant_sql};

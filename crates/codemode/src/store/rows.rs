@@ -151,7 +151,7 @@ pub(super) struct RunRow {
     /// The process running its pass (or that last ran one), and the one rolling it back.
     pub(super) owner: Holder,
     pub(super) rollback: Holder,
-    /// Another host's decision waits for this run's host ([`Store::hand_off`]).
+    /// Another host's decision waits for this run's host ([`Store::resume`] handing it off).
     pub(super) handed: bool,
 }
 
