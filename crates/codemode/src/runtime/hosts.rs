@@ -95,7 +95,9 @@ impl Runtime {
         let deadline = tokio::time::Instant::now() + HANDED_WAIT;
         loop {
             let token = self.inner.store.change_token()?;
-            let Some(execution) = self.inner.store.execution_head(id)? else {
+            // The head, and the calls an outcome carries once the run has settled: one read.
+            let with_log = self.inner.options.outcome_calls;
+            let Some(execution) = self.inner.store.execution_if_settled(id, with_log)? else {
                 return Err(no_run(id, Operation::Approve));
             };
             if execution.handed.is_none() && execution.status != ExecutionStatus::Running {

@@ -2,7 +2,8 @@
 //! replay may answer without asking.
 
 use super::rows::{
-    EXECUTION_COLUMNS, Holder, LOG_AT, execution_row, log_entry, log_of, parse_json, raw, status_of,
+    EXECUTION_COLUMNS, Holder, LOG_AT, execution_row, log_entry, log_from, log_of, log_sql,
+    parse_json, raw, status_of,
 };
 use super::runs::of_runtime;
 use super::sql::{DbError, Dialect, Row, args};
@@ -75,6 +76,38 @@ impl Store {
     /// carries, without reading the run again.
     pub fn call_log(&self, id: &str) -> Result<Vec<crate::model::ToolLogEntry>, StoreError> {
         self.with(|connection| log_of(connection, &self.runtime, id))
+    }
+
+    /// One execution's head, with its call log once it has settled — neither running nor waiting for the host
+    /// a decision was handed to — when `with_log`: what an approver waiting on another host reads at each
+    /// change, one flight on PostgreSQL (docs/shared-store.md, "Approving another host's run").
+    pub fn execution_if_settled(
+        &self,
+        id: &str,
+        with_log: bool,
+    ) -> Result<Option<ExecutionState>, StoreError> {
+        self.with(|connection| {
+            let head_sql = format!("{EXECUTION_COLUMNS} WHERE e.id = ?1 AND e.runtime = ?2");
+            let log_sql = log_sql("AND r.status <> 'running' AND r.handed IS NULL");
+            let params = args![id, self.runtime];
+            let mut queries = vec![(head_sql.as_str(), params)];
+            if with_log {
+                queries.push((log_sql.as_str(), params));
+            }
+            let mut read = connection.query_together(&queries)?.into_iter();
+            let Some(head) = read
+                .next()
+                .unwrap_or_default()
+                .first()
+                .map(|row| execution_row(self, row))
+                .transpose()?
+            else {
+                return Ok(None);
+            };
+            let mut execution = head;
+            execution.log = log_from(connection, id, &read.next().unwrap_or_default())?;
+            Ok(Some(execution))
+        })
     }
 
     /// One execution without its log (`log` empty): what resuming needs (its code, source and connectors)

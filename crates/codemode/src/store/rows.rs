@@ -85,18 +85,28 @@ pub(super) const LOG_COLUMNS: &str = "seq, connector, method, args, result, requ
     ask_in_client, decide_within, decide_by, quorum, asked_at, started_at, finished_at, inherited";
 
 pub(super) fn log_of(connection: &dyn Sql, runtime: &str, id: &str) -> Result<Vec<ToolLogEntry>> {
-    let rows = connection.query_map(
-        &format!(
-            "SELECT {LOG_COLUMNS} FROM cm_log WHERE execution_id = ?1
-               AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2)
-             ORDER BY seq"
-        ),
-        args![id, runtime],
-        |row| log_entry(row, 0),
-    )?;
-    let mut rows = rows;
-    super::quorum::fill_approvals(connection, id, &mut rows)?;
-    Ok(rows)
+    let rows = connection.query(&log_sql(""), args![id, runtime])?;
+    log_from(connection, id, &rows)
+}
+
+/// The query of [`log_of`] (`?1` the run, `?2` its runtime), its run also meeting `condition` (SQL on
+/// `cm_executions r`, starting with `AND`), to send with others ([`Sql::query_together`]).
+pub(super) fn log_sql(condition: &str) -> String {
+    format!(
+        "SELECT {LOG_COLUMNS} FROM cm_log WHERE execution_id = ?1
+           AND EXISTS (SELECT 1 FROM cm_executions r WHERE r.id = ?1 AND r.runtime = ?2 {condition})
+         ORDER BY seq"
+    )
+}
+
+/// A run's log from the rows of [`log_sql`], with who approved each call that needs several people.
+pub(super) fn log_from(connection: &dyn Sql, id: &str, rows: &[Row]) -> Result<Vec<ToolLogEntry>> {
+    let mut entries = rows
+        .iter()
+        .map(|row| log_entry(row, 0))
+        .collect::<Result<Vec<_>>>()?;
+    super::quorum::fill_approvals(connection, id, &mut entries)?;
+    Ok(entries)
 }
 
 /// Where the log columns start in the rows of [`Store::paused_executions`]: after [`EXECUTION_COLUMNS`].
