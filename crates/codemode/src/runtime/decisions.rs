@@ -89,13 +89,7 @@ impl Runtime {
                 silent_s: HOST_TIMEOUT_MS / 1000,
             }
             .into()),
-            Resume::Unconfigured(missing) => {
-                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
-                Err(RuntimeError::Configuration(format!(
-                    "Execution \"{id}\" requires connector(s) {} that are not configured on this runtime.",
-                    quoted_list(&missing)
-                )))
-            }
+            Resume::Unconfigured(missing) => Err(unconfigured(id, &missing, "runtime")),
             // Only a handed claim asks for its decision to be checked, and it does so itself.
             Resume::Edited(_) | Resume::NoneHanded => {
                 Err(Refusal::NoHandedApproval { run: id.to_owned() }.into())

@@ -153,13 +153,7 @@ impl Runtime {
                 host: host.name,
             }
             .into()),
-            Adoption::MissingConnectors(missing) => {
-                let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
-                Err(RuntimeError::Configuration(format!(
-                    "Execution \"{id}\" requires connector(s) {} that are not configured on this host.",
-                    quoted_list(&missing)
-                )))
-            }
+            Adoption::MissingConnectors(missing) => Err(unconfigured(id, &missing, "host")),
             Adoption::NoHost => Err(Refusal::NotShared { run: id.to_owned() }.into()),
             Adoption::Missing => Err(no_run(id, Operation::Adopt)),
         }

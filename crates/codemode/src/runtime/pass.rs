@@ -25,6 +25,15 @@ pub(super) enum Start {
     },
 }
 
+/// A run that needs connectors this `place` ("runtime", "host") does not have.
+pub(super) fn unconfigured(id: &str, missing: &[String], place: &str) -> RuntimeError {
+    let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+    RuntimeError::Configuration(format!(
+        "Execution \"{id}\" requires connector(s) {} that are not configured on this {place}.",
+        quoted_list(&missing)
+    ))
+}
+
 /// A new run's id: its start time first, so ids sort as runs began.
 pub(super) fn new_execution_id(now: i64) -> String {
     format!("exec_{now:016}_{}", uuid::Uuid::new_v4())
