@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 const CALLS: usize = 10;
 
-/// `codemode-bench hosts --store URL [--hosts N] [--seconds S]`.
-pub fn run(store: &str, hosts: usize, seconds: u64) -> Result<(), String> {
+/// `codemode-bench hosts --store URL [--hosts N] [--seconds S] [--reps R]`: `reps` hand-offs are timed (and
+/// as many approvals on the run's own host), after one that warms both hosts up.
+pub fn run(store: &str, hosts: usize, seconds: u64, reps: usize) -> Result<(), String> {
     let hosts = hosts.max(1);
     println!(
         "\nconcurrent throughput: each process loops {seconds} s over a run of {CALLS} calls whose last waits for \
@@ -48,13 +49,14 @@ pub fn run(store: &str, hosts: usize, seconds: u64) -> Result<(), String> {
                 .push(json!({"store": label, "processes": n, "runs": runs, "runsPerSecond": rate}));
         }
     }
-    let (handed, local) = hand_off_latency(store, 15)?;
+    let (handed, local) = hand_off_latency(store, reps.max(1))?;
     println!(
         "\napprove→resume of another host's run (B approves, A resumes, B gets the outcome): median {:.2} ms \
-         (p25–p75 {:.2}–{:.2}); the same approval on A itself: {:.2} ms",
+         (p25–p75 {:.2}–{:.2}, {} samples); the same approval on A itself: {:.2} ms",
         handed.median(),
         handed.quartiles().0,
         handed.quartiles().1,
+        handed.0.len(),
         local.median()
     );
     let out = PathBuf::from("target/bench/hosts.json");

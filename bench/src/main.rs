@@ -690,7 +690,7 @@ fn print_and_save(rows: &[Row], labels: &[String], reps: usize, out: &Path) -> R
 
 fn usage() -> String {
     "usage: codemode-bench compare (--reference HOST:PORT | --ours-only) [--store URL]… [--reps N] [--out FILE]\n       \
-     codemode-bench hosts --store URL [--hosts N] [--seconds S]\n       \
+     codemode-bench hosts --store URL [--hosts N] [--seconds S] [--reps R]\n       \
      codemode-bench queue [--runs N] [--calls M] [--reps R] [--wait SECONDS] [--keep DIR]\n       \
      codemode-bench paths [--calls N]\n       \
      (bench/run starts the reference server and a throwaway PostgreSQL and calls both; --ours-only times our\n       \
@@ -719,6 +719,7 @@ fn main() -> ExitCode {
                     &store,
                     flag("--hosts").and_then(|n| n.parse().ok()).unwrap_or(4),
                     flag("--seconds").and_then(|n| n.parse().ok()).unwrap_or(10),
+                    flag("--reps").and_then(|n| n.parse().ok()).unwrap_or(15),
                 ),
             }
         }
